@@ -23,6 +23,10 @@ KV_TYPES = {"f16": 1, "q8_0": 8, "q4_0": 2}  # ggml_type ids (GGML_TYPE_*)
 _LOG_ERROR = 4  # GGML_LOG_LEVEL_ERROR (2 info, 3 warn)
 _BUFFER_RE = re.compile(r"^\w+:\s+(\S+)\s+(model|KV|RS|output|compute) buffer size =\s+([\d.]+) MiB")
 _KINDS = {"model": "weights", "KV": "kv", "RS": "recurrent", "output": "output", "compute": "compute"}
+# Text shaped like a tag, as the vocabulary's markup tokens are ('<think>', '<start_of_image>').
+_TAG_RE = re.compile(r"<[^<>\s]{1,64}>")
+_ATTR_CONTROL = 8  # LLAMA_TOKEN_ATTR_CONTROL
+_ATTR_USER_DEFINED = 16  # LLAMA_TOKEN_ATTR_USER_DEFINED
 
 
 @dataclass
@@ -124,8 +128,39 @@ class NativeModel:
         self.is_recurrent = bool(L.llama_model_is_recurrent(self.ptr)) or bool(L.llama_model_is_hybrid(self.ptr))
         self.add_bos = bool(L.llama_vocab_get_add_bos(self.vocab))
         self._pieces: dict[int, bytes] = {}
+        self._markup: dict[str, bool] = {}
 
     def tokenize(self, text: str, *, add_special: bool, parse_special: bool) -> list[int]:
+        """Token ids. With parse_special off (untrusted content) no special token comes out at all.
+
+        llama.cpp skips CONTROL tokens when special parsing is off, but still matches USER_DEFINED
+        ones - and chat markup can be user-defined: Qwen's '<think>' and '</think>', Gemma 3's
+        '<start_of_image>'. So content is cut right after the '<' of any such tag and the pieces are
+        tokenized apart: the model reads the same characters as ordinary text tokens."""
+        if parse_special or "<" not in text:
+            return self._tokenize(text, add_special=add_special, parse_special=parse_special)
+        cuts = [m.start() + 1 for m in _TAG_RE.finditer(text) if self._is_markup(m.group())]
+        tokens: list[int] = []
+        start = 0
+        for cut in [*cuts, len(text)]:
+            if cut > start:
+                tokens += self._tokenize(text[start:cut], add_special=add_special and start == 0, parse_special=False)
+            start = cut
+        return tokens
+
+    def _is_markup(self, tag: str) -> bool:
+        known = self._markup.get(tag)
+        if known is None:
+            ids = self._tokenize(tag, add_special=False, parse_special=False)
+            attr = int(lib().llama_vocab_get_attr(self.vocab, ids[0])) if len(ids) == 1 else 0
+            known = self._markup[tag] = bool(attr & (_ATTR_CONTROL | _ATTR_USER_DEFINED))
+        return known
+
+    def token_attr(self, token: int) -> int:
+        """llama.cpp's LLAMA_TOKEN_ATTR_* bits of a token."""
+        return int(lib().llama_vocab_get_attr(self.vocab, token))
+
+    def _tokenize(self, text: str, *, add_special: bool, parse_special: bool) -> list[int]:
         L = lib()
         data = text.encode("utf-8")
         capacity = len(data) + 8
