@@ -113,5 +113,5 @@ def socket_checks(ctx: AppContext) -> list[Check]:
                 text += " (loopback only: nothing leaves this machine)"
         # Sockets to the configured model server are expected; anything else is worth a look.
         ok = not outside or bool(server)
-        checks.append(Check(f"sockets {proc.role} (pid {proc.pid})", text, ok=ok))
+        checks.append(Check("sockets", f"{proc.role}, pid {proc.pid}: {text}", ok=ok))
     return checks

@@ -76,7 +76,7 @@ def _is_folio(cmdline: list[str]) -> bool:
 @dataclass(frozen=True)
 class FolioProcess:
     pid: int
-    role: str  # 'this command', 'engine of this command', 'Folio pid N', 'engine of pid N', ...
+    role: str  # 'this command', 'its engine', 'Folio pid N', 'engine of Folio pid N', ...
     sockets: list[HeldSocket]
 
 
@@ -88,7 +88,7 @@ def folio_processes() -> list[FolioProcess]:
     me = psutil.Process()
     roles: dict[int, str] = {me.pid: "this command"}
     for child in me.children(recursive=True):
-        roles[child.pid] = _child_role(child, "this command")
+        roles[child.pid] = _child_role(child, "")
     user = _username(me)
     for proc in psutil.process_iter(["pid", "cmdline", "username"]):
         try:
@@ -96,7 +96,7 @@ def folio_processes() -> list[FolioProcess]:
                 continue
             roles[proc.pid] = f"Folio pid {proc.pid}"
             for child in proc.children(recursive=True):
-                roles.setdefault(child.pid, _child_role(child, f"pid {proc.pid}"))
+                roles.setdefault(child.pid, _child_role(child, f"Folio pid {proc.pid}"))
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
     return [FolioProcess(pid, role, held_sockets(pid)) for pid, role in roles.items()]
@@ -107,9 +107,8 @@ def _child_role(child: object, of: str) -> str:
         cmdline = " ".join(child.cmdline())  # type: ignore[attr-defined]
     except Exception:
         cmdline = ""
-    if "resource_tracker" in cmdline:
-        return f"helper of {of}"
-    return f"engine of {of}" if "spawn_main" in cmdline else f"child of {of}"
+    kind = "helper" if "resource_tracker" in cmdline else "engine" if "spawn_main" in cmdline else "child process"
+    return f"{kind} of {of}" if of else f"its {kind}"
 
 
 def _username(proc: object) -> str | None:

@@ -66,6 +66,27 @@ class LlamaLog:
             return out
 
 
+# What llama.cpp's loader says, in words a user can act on (its last line is always the generic one).
+_LOAD_FAILURES = [
+    (re.compile(r"unknown model architecture: '([^']*)'"), "its architecture {0!r} is unknown to this llama.cpp"),
+    (re.compile(r"invalid magic characters"), "it is not a GGUF model file"),
+    (re.compile(r"not within the file bounds|failed to read|unexpectedly reached end|truncated"),
+     "the file is truncated or damaged"),  # fmt: skip
+    (re.compile(r"number of tensors|invalid|corrupt"), "the file is damaged"),
+]
+
+
+def load_failure(errors: list[str]) -> str:
+    """The most telling reason among the loader's error lines."""
+    for line in errors:
+        for pattern, reason in _LOAD_FAILURES:
+            match = pattern.search(line)
+            if match:
+                return reason.format(*match.groups())
+    specific = [e for e in errors if "failed to load model" not in e]
+    return (specific or errors or ["unknown error"])[0].split(": ", 1)[-1]
+
+
 LOG = LlamaLog()
 _log_callback: Any = None
 _backend_ready = False
@@ -119,8 +140,7 @@ class NativeModel:
         self.path = path
         self.ptr = L.llama_model_load_from_file(path.encode("utf-8"), params)
         if not self.ptr:
-            detail = LOG.last_error() or "unknown error"
-            raise ModelFileError(f"llama.cpp could not load {path.rsplit('/', 1)[-1]}: {detail}")
+            raise ModelFileError(f"llama.cpp could not load {path.rsplit('/', 1)[-1]}: {load_failure(list(LOG.errors))}")
         self.buffers = LOG.take_buffers()
         self.vocab = L.llama_model_get_vocab(self.ptr)
         self.n_vocab = int(L.llama_vocab_n_tokens(self.vocab))
