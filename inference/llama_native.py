@@ -70,8 +70,10 @@ class LlamaLog:
 _LOAD_FAILURES = [
     (re.compile(r"unknown model architecture: '([^']*)'"), "its architecture {0!r} is unknown to this llama.cpp"),
     (re.compile(r"invalid magic characters"), "it is not a GGUF model file"),
-    (re.compile(r"not within the file bounds|failed to read|unexpectedly reached end|truncated"),
-     "the file is truncated or damaged"),  # fmt: skip
+    (
+        re.compile(r"not within the file bounds|failed to read|unexpectedly reached end|truncated"),
+        "the file is truncated or damaged",
+    ),
     (re.compile(r"number of tensors|invalid|corrupt"), "the file is damaged"),
 ]
 
@@ -140,7 +142,9 @@ class NativeModel:
         self.path = path
         self.ptr = L.llama_model_load_from_file(path.encode("utf-8"), params)
         if not self.ptr:
-            raise ModelFileError(f"llama.cpp could not load {path.rsplit('/', 1)[-1]}: {load_failure(list(LOG.errors))}")
+            raise ModelFileError(
+                f"llama.cpp could not load {path.rsplit('/', 1)[-1]}: {load_failure(list(LOG.errors))}"
+            )
         self.buffers = LOG.take_buffers()
         self.vocab = L.llama_model_get_vocab(self.ptr)
         self.n_vocab = int(L.llama_vocab_n_tokens(self.vocab))

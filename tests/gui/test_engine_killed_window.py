@@ -25,9 +25,7 @@ def _engines() -> list[psutil.Process]:
     return found
 
 
-def test_engine_killed_mid_answer_is_reported_and_the_next_question_works(
-    window, qtbot, contract_pdf: Path
-) -> None:  # type: ignore[no-untyped-def]
+def test_engine_killed_mid_answer_is_reported_and_the_next_question_works(window, qtbot, contract_pdf: Path) -> None:  # type: ignore[no-untyped-def]
     settings = window.ctx.settings
     settings.max_answer_tokens = 2000
     window.add_paths([str(contract_pdf)])

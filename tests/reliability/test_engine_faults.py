@@ -22,7 +22,7 @@ import pytest
 from inference.chat_format import Message, render, template_for
 from inference.engine import EngineConfig, GenerateRequest, Sampling
 from inference.engine_process import EngineProcess
-from inference.errors import EngineCrashed, ModelFileError
+from inference.errors import ModelFileError
 from inference.events import Finished
 from inference.gguf_facts import read_facts
 from tests.conftest import REPO, run_folio
