@@ -52,6 +52,8 @@ class _State:
         self.offsets: dict[Path, int] = {}
         self.parent_seen = 0
         self.pending: list[str] = []  # found, not yet reported against a test
+        self.reported = 0  # violations reported against tests in this run
+        self.tests = 0
 
     def new_child_violations(self) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
@@ -93,6 +95,22 @@ def pytest_configure(config: pytest.Config) -> None:
     paths = [str(SITE_DIR), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]]
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     guard.install()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from tests.plugins.figures import record
+
+    if _state is not None:
+        started = _state.started()
+        record(
+            "(whole run) network guard",
+            {
+                "tests": _state.tests,
+                "guarded_processes": len(started) + 1,  # + this pytest process
+                "engine_processes": sum(any("spawn_main" in str(a) for a in e["argv"]) for e in started),
+                "violations": _state.reported,
+            },
+        )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -156,6 +174,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     s = state()
     found = [*s.pending, *_attempts(), *(f"socket left open: {v}" for v in open_sockets())]
     s.pending = []
+    s.tests += call.when == "call"
+    s.reported += len(found)
     if not found:
         return
     text = "network access outside loopback:\n  " + "\n  ".join(found)

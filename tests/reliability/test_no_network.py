@@ -94,3 +94,31 @@ def test_sockets_of_unguarded_children_are_found_by_the_process_scan() -> None:
     assert any(f"pid {proc.pid}" in f and f"port={wide_port}" in f for f in found), found
     assert not any(f"port={local_port}" in f for f in found), found
     assert no_network.open_sockets() == []
+
+
+def test_doctor_reports_the_sockets_a_folio_process_holds() -> None:
+    """`folio doctor` reads sockets from the OS (psutil): a process listening on every interface shows up
+    as leaving the machine, one on loopback does not, one with none shows none."""
+    from app.sockets import held_sockets
+
+    code = (
+        "import socket, sys, time\n"
+        "wide = socket.create_server(('0.0.0.0', 0)); local = socket.create_server(('127.0.0.1', 0))\n"
+        "print(wide.getsockname()[1], local.getsockname()[1], flush=True); time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-I", "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        wide_port, local_port = proc.stdout.readline().split()
+        held = {s.local.rsplit(":", 1)[1]: s for s in held_sockets(proc.pid)}
+    finally:
+        proc.kill()
+        proc.wait(10)
+    assert held[wide_port].leaves_machine and not held[local_port].leaves_machine
+    assert "listen" in held[local_port].describe() and held[local_port].kind == "tcp"
+    quiet = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert held_sockets(quiet.pid) == []
+    finally:
+        quiet.kill()
+        quiet.wait(10)
