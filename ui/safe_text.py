@@ -5,6 +5,7 @@ That leaves Markdown's own links and images: `[click](http://...)`, `![](file://
 SafeTextBrowser loads no resource at all (no file, no qrc, no URL: an answer cannot make the window
 read a local file or show a remote "pixel"), and after every render it turns any link that is not a
 Folio anchor (folio:... or #...) back into plain text and any image into a short text note.
+Tooltips holding model output go through plain_tooltip().
 """
 
 from __future__ import annotations
@@ -12,11 +13,17 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QUrl
-from PySide6.QtGui import QTextCharFormat, QTextCursor, QTextDocument
+from PySide6.QtGui import Qt, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QTextBrowser
 
 FOLIO_SCHEME = "folio"  # links Folio itself puts in a transcript, e.g. folio:cite/3 (never from the model)
 IMAGE_NOTE = "[image not shown]"
+
+
+def plain_tooltip(text: str) -> str:
+    """Untrusted text for a tooltip. Qt renders a tooltip that looks like HTML as HTML (and would load
+    an <img src="file:..."> in it); this makes it HTML whose every character is shown as written."""
+    return Qt.convertFromPlainText(text, Qt.WhiteSpaceMode.WhiteSpaceNormal)
 
 
 def is_folio_anchor(href: str) -> bool:

@@ -105,3 +105,27 @@ def test_folio_anchors_are_the_only_links_kept() -> None:
     hrefs, _ = _formats(document)
     assert hrefs == ["folio:cite/3", "#top"]
     assert not any(h.startswith(EXTERNAL) for h in hrefs)
+
+
+def test_model_quotes_in_extraction_tooltips_are_shown_as_written(ctx, contract_pdf) -> None:  # type: ignore[no-untyped-def]
+    """Qt renders a tooltip that looks like HTML as HTML; a quote the model wrote must not be."""
+    from PySide6.QtCore import Qt
+
+    from app.extraction import Cell, ExtractionService, load_table
+    from app.templates import TemplateStore
+    from inference.events import GenerationStats
+    from ui.extraction_table import ExtractionTableModel
+
+    doc = ctx.library.add(contract_pdf).document
+    template = TemplateStore.for_config(ctx.paths.config_dir).get("nda")
+    service = ExtractionService(ctx)
+    run = service.start_run(template, [doc.id])
+    quote = '<img src="file:///etc/hostname"><a href="http://evil.example">Delaware</a>'
+    cell = Cell(doc.id, template.fields[0].key, True, "x", quote, "4", 4, "4", None, "not_found", 0.1)
+    service._store(run, [cell], {}, GenerationStats(1, 0, 1, 1, 1, 1, "eos"))
+    model = ExtractionTableModel(load_table(ctx, run))
+    tooltip = model.data(model.index(0, 0), Qt.ItemDataRole.ToolTipRole)
+    shown = QTextDocument()
+    shown.setHtml(tooltip)  # what QToolTip does with it
+    assert quote in shown.toPlainText()
+    assert _formats(shown) == ([], [])
