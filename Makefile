@@ -15,7 +15,7 @@ APP_STAMP := $(VENV)/.folio-app
 DEV_STAMP := $(VENV)/.folio-dev
 PYTEST := QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
 
-.PHONY: run test test-slow check bench bundle screenshots clean
+.PHONY: run test test-slow reliability check bench bundle screenshots clean
 
 $(BIN)/python$(EXE):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Folio needs Python 3.11 or newer")'
@@ -51,6 +51,10 @@ bundle: $(DEV_STAMP)
 # Slow tests start the bundle built just before (FOLIO_REQUIRE_BUNDLE: a missing bundle fails, not skips).
 test-slow: bundle
 	FOLIO_REQUIRE_BUNDLE=1 $(PYTEST) -m slow
+
+# Runs the reliability tests (with the full kill -9 trials) and rewrites RELIABILITY.md from the run.
+reliability: $(DEV_STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python tools/reliability_report.py --slow
 
 bench: $(DEV_STAMP)
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from app.context import AppContext
 
 GENESIS = "0" * 64
-ACTIONS = ("question", "extraction", "export")
+ACTIONS = ("question", "extraction", "export", "purge")
 _COLUMNS = ("id", "at", "os_user", "action", "documents", "model_sha256", "settings", "details", "prev_hash")
 
 
@@ -145,8 +145,17 @@ class AuditLog:
             }
             row["hash"] = entry_hash(row)
             self.db.table("audit_log").insert(row)
-        self._write_head(row["id"], row["hash"])
+        if not self.db.conn.in_transaction:
+            self._write_head(row["id"], row["hash"])
+        # else: the caller's transaction is still open; it calls sync_head() after its commit, so the
+        # head file never names an entry a crash could still roll back.
         return AuditEntry.from_row(row)
+
+    def sync_head(self) -> None:
+        """Mirror the last committed entry into the head file."""
+        last = self.db.execute("SELECT id, hash FROM audit_log ORDER BY id DESC LIMIT 1").fetchone()
+        if last is not None:
+            self._write_head(int(last[0]), str(last[1]))
 
     def _write_head(self, entry_id: int, head: str) -> None:
         # If this fails the chain in SQLite stays intact, and verify reports the stale head file.

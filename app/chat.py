@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.audit import record_question
+from app.audit import AuditLog, record_question
 from app.citations import DocumentIndex, check, find_citations
 from app.context import AppContext
 from app.conversations import Conversations, MessageRow
@@ -233,28 +233,34 @@ class ChatService:
             plan = self._plan_remote(self.engine, instructions, document_ids, history, question, emit)
         else:
             plan = self._plan_local(instructions, document_ids, history, question, think, answer_tokens, emit)
-        if conversation_id is None:
-            conversation_id = self.conversations.create(document_ids, _title_from(question))
-        user_id = self.conversations.add_message(conversation_id, "user", question)
-        # The answer row exists from the start, marked incomplete, so a crash leaves an honest trace.
-        answer_id = self.conversations.add_message(
-            conversation_id, "assistant", "", status="incomplete", model=plan.label, model_sha256=plan.sha256
-        )
-        # -- audit hook: every question is on record before the model sees it --
-        record_question(
-            self.ctx,
-            document_ids=document_ids,
-            model_label=plan.label,
-            model_sha256=plan.sha256,
-            conversation_id=conversation_id,
-            message_id=user_id,
-            question=question,
-            thinking=think,
-        )
+        # The conversation, the question, the answer row (marked incomplete from the start, so a crash
+        # leaves an honest trace) and the audit entry are stored together or not at all.
+        with self.ctx.db.atomic():
+            if conversation_id is None:
+                conversation_id = self.conversations.create(document_ids, _title_from(question))
+            user_id = self.conversations.add_message(conversation_id, "user", question)
+            answer_id = self.conversations.add_message(
+                conversation_id, "assistant", "", status="incomplete", model=plan.label, model_sha256=plan.sha256
+            )
+            # -- audit hook: every question is on record before the model sees it --
+            record_question(
+                self.ctx,
+                document_ids=document_ids,
+                model_label=plan.label,
+                model_sha256=plan.sha256,
+                conversation_id=conversation_id,
+                message_id=user_id,
+                question=question,
+                thinking=think,
+            )
+        AuditLog.for_context(self.ctx).sync_head()
         emit(ChatStarted(conversation_id, user_id, answer_id, plan.label, plan.demo))
         splitter = ThinkingSplitter(in_thinking=plan.starts_in_thinking)
         sampling = Sampling.recommended(thinking=think, max_tokens=answer_tokens)
-        request = GenerateRequest(plan.parts, sampling, plan.prefix_parts, messages=plan.messages, thinking=think)
+        tags = tuple(self.ctx.library.get(d).sha256 for d in document_ids)  # so a purge finds their snapshots
+        request = GenerateRequest(
+            plan.parts, sampling, plan.prefix_parts, messages=plan.messages, thinking=think, prefix_tags=tags
+        )
         stats: GenerationStats | None = None
         try:
             for event in self._events(plan, request):

@@ -115,15 +115,32 @@ def check(citations: list[Citation], documents: list[DocumentIndex]) -> list[Cit
             ok = c.t_seconds is not None and doc.duration_s is not None and 0 <= c.t_seconds <= doc.duration_s + 1
             checked.append(replace(c, valid=ok))
             continue
-        pages = tuple(p for p in (_resolve(label, doc) for label in c.labels) if p is not None)
-        valid = bool(pages) and len(pages) == len(c.labels)
+        labels = c.labels
+        written = _written_pages(c.text)
+        if len(labels) > 1 and _printed_label(written, doc) is not None:
+            labels = (written,)  # '[p. 2-14]' where the page is printed '2-14' (chapter-page), not a range
+        pages = tuple(p for p in (_resolve(label, doc) for label in labels) if p is not None)
+        valid = bool(pages) and len(pages) == len(labels)
         quote_found = None
         if c.quote is not None:
             from app.quotes import quote_in  # app.quotes builds on normalize_for_match above
 
             quote_found = any(quote_in(c.quote, doc.page_text(p)) for p in pages)
-        checked.append(replace(c, pages=pages, valid=valid, quote_found=quote_found))
+        checked.append(replace(c, labels=labels, pages=pages, valid=valid, quote_found=quote_found))
     return checked
+
+
+def _written_pages(text: str) -> str:
+    """What a page citation says after 'p.' / 'pp.', as written."""
+    match = _CITE_RE.fullmatch(text)
+    spec = match.group("pages") if match and match.group("pages") else ""
+    return re.sub(r"^pp?\.?\s*", "", spec.strip(), flags=re.IGNORECASE)
+
+
+def _printed_label(label: str, doc: DocumentIndex) -> int | None:
+    if label in doc.label_to_page:
+        return doc.label_to_page[label]
+    return {k.lower(): v for k, v in doc.label_to_page.items()}.get(label.lower())
 
 
 def resolve_page(label: str, doc: DocumentIndex) -> int | None:

@@ -101,6 +101,16 @@ def _parser() -> argparse.ArgumentParser:
     ssub.add_parser("off", help="answer locally again", description="Stop using the model server.")
     ssub.add_parser("check", help="test the configured server", description="Connect to the configured server.")
 
+    purge = sub.add_parser(
+        "purge",
+        help="remove documents for good",
+        description="Remove documents with everything derived from them: pages, text and its search index, "
+        "page images, model-state snapshots, conversations about them and their extraction cells. "
+        "Recorded in the audit log (by sha256).",
+    )
+    purge.add_argument("documents", nargs="+", metavar="DOC", help="document id(s) or path(s)")
+    purge.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+
     sub.add_parser("doctor", help="check the installation", description="Versions, paths, hardware, tools.")
     sub.add_parser("gui", help="open the desktop window", description="Open the Folio window.")
     _HANDLERS.update(add_work_commands(sub))
@@ -445,6 +455,28 @@ def _cmd_server(ctx: AppContext, args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_purge(ctx: AppContext, args: argparse.Namespace) -> int:
+    from app.purge import purge_document
+
+    docs = list({d.id: d for d in (ctx.library.resolve(ref) for ref in args.documents)}.values())
+    if not args.yes:
+        names = ", ".join(f"#{d.id} {d.title}" for d in docs)
+        if not sys.stdin.isatty():
+            print(f"folio: error: purge removes {names} for good; add --yes to confirm", file=sys.stderr)
+            return 2
+        answer = input(f"Remove {names} and the conversations about them for good? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing removed")
+            return 1
+    for doc in docs:
+        r = purge_document(ctx, doc.id)
+        print(
+            f"purged: #{doc.id} {doc.title} ({r.pages} pages, {r.segments} segments, {r.blobs} images, "
+            f"{r.snapshots} snapshots, {r.conversations} conversations, {r.extraction_cells} extraction cells)"
+        )
+    return 0
+
+
 def _cmd_doctor(ctx: AppContext, _args: argparse.Namespace) -> int:
     from app.doctor import run_checks
 
@@ -463,6 +495,7 @@ _HANDLERS: dict[str, Callable[[AppContext, argparse.Namespace], int]] = {
     "conversations": _cmd_conversations,
     "models": _cmd_models,
     "server": _cmd_server,
+    "purge": _cmd_purge,
     "doctor": _cmd_doctor,
 }
 

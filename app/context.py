@@ -53,4 +53,9 @@ class AppContext:
 def open_app(paths: Paths | None = None) -> AppContext:
     paths = (paths or default_paths()).ensure()
     settings = load_settings(paths.settings_file)
-    return AppContext(paths, settings, open_db(paths.db_file))
+    ctx = AppContext(paths, settings, open_db(paths.db_file))
+    if ctx.db.execute("SELECT 1 FROM blob_trash LIMIT 1").fetchone():
+        from app.purge import empty_blob_trash
+
+        empty_blob_trash(ctx)  # a purge was interrupted between its commit and deleting page images
+    return ctx

@@ -230,6 +230,15 @@ MIGRATIONS: list[tuple[str, str]] = [
         END;
         """,
     ),
+    (
+        "m009_purge",
+        """
+        CREATE TABLE blob_trash (
+            name TEXT PRIMARY KEY,
+            queued_at TEXT NOT NULL
+        );
+        """,
+    ),
 ]
 
 KNOWN = [name for name, _ in MIGRATIONS]
@@ -287,7 +296,9 @@ def open_db(path: Path, *, migrate: bool = True) -> Database:
     from sqlite_utils import Database
 
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from app.paths import private_dir
+
+        private_dir(path.parent)
         # Create it user-only before SQLite does, so it is never world-readable even briefly.
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
     try:

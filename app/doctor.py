@@ -81,4 +81,37 @@ def run_checks(ctx: AppContext) -> list[Check]:
             else "off (no model server configured; Folio opens no sockets)",
         )
     )
+    checks += socket_checks(ctx)
+    return checks
+
+
+def socket_checks(ctx: AppContext) -> list[Check]:
+    """The sockets held by this command, its engine (started here, llama.cpp loaded) and any other
+    Folio process of this user, such as an open window and its engine."""
+    from app.sockets import folio_processes
+    from inference.engine_process import EngineProcess
+
+    engine = EngineProcess()
+    try:
+        try:
+            engine.gpu_devices()  # starts the engine process and loads llama.cpp with its backends
+        except Exception as exc:
+            return [Check("sockets", f"could not start the engine to check it: {exc}", ok=False)]
+        processes = folio_processes()
+    finally:
+        engine.close()
+    server = ctx.settings.server_url.strip()
+    checks = []
+    for proc in processes:
+        held = proc.sockets
+        outside = [s for s in held if s.leaves_machine]
+        if not held:
+            text = "none"
+        else:
+            text = "; ".join(s.describe() for s in held)
+            if not outside:
+                text += " (loopback only: nothing leaves this machine)"
+        # Sockets to the configured model server are expected; anything else is worth a look.
+        ok = not outside or bool(server)
+        checks.append(Check("sockets", f"{proc.role}, pid {proc.pid}: {text}", ok=ok))
     return checks

@@ -25,6 +25,7 @@ from app import __version__
 from app.audit import AuditLog, audited_settings
 from app.clock import now_iso
 from app.errors import FolioError
+from app.paths import private_dir
 from app.settings import atomic_write_bytes
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def write_new(path: Path, data: bytes, *, overwrite: bool = False) -> None:
         return
     if path.exists():
         raise FileExists(f"{path} already exists; choose another name or replace it (--force)")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:

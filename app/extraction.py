@@ -581,7 +581,13 @@ class ExtractionService:
         # Chat's own planner and loaded context, so switching between chat and extraction never reloads.
         count = self.chat.count_tokens(record, rendered)
         config = self.chat.engine_config(record, count, sampling.max_tokens, images=has_images(rendered.parts))
-        request = GenerateRequest(rendered.parts, sampling, rendered.prefix_parts, json_schema=json.dumps(schema))
+        request = GenerateRequest(
+            rendered.parts,
+            sampling,
+            rendered.prefix_parts,
+            json_schema=json.dumps(schema),
+            prefix_tags=(self.ctx.library.get(doc_id).sha256,),  # so a purge finds the document's snapshots
+        )
         return config, request
 
     def _ask(

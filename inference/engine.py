@@ -81,6 +81,7 @@ class LocalEngine:
         self.vision: Vision | None = None
         self._model_identity = ""
         self.last_reuse: tuple[int, str] = (0, "")
+        self._tags: tuple[str, ...] = ()  # the running request's prefix_tags, for its snapshot record
         try:
             self.configure(config)
         except BaseException:
@@ -217,6 +218,7 @@ class LocalEngine:
         assert self.model is not None and self.ctx is not None
         t0 = time.perf_counter()
         grammar = _grammar(request.json_schema)  # a bad answer format fails before the long prefill
+        self._tags = request.prefix_tags
         prompt = self.prompt(request.parts, request.prefix_parts)
         budget = self.n_ctx - prompt.cells
         if budget < MIN_ANSWER_TOKENS:
@@ -243,6 +245,7 @@ class LocalEngine:
 
     def prompt_logits(self, request: GenerateRequest) -> Any:
         """Read the prompt exactly as generate() does and return the next-token logits (for tests)."""
+        self._tags = request.prefix_tags
         self._read_prompt(self.prompt(request.parts, request.prefix_parts), lambda _e: None)
         assert self.ctx is not None
         return self.ctx.logits()
@@ -335,7 +338,7 @@ class LocalEngine:
         key = self._key(prompt)
         if self.store.lookup(key) is None:
             ctx, keys = self.ctx, prompt.keys[: prompt.n_prefix]
-            self.store.save(key, len(keys), lambda tmp: ctx.save_file(str(tmp), keys))
+            self.store.save(key, len(keys), lambda tmp: ctx.save_file(str(tmp), keys), self._tags)
 
     # -- evaluation ----------------------------------------------------------------------------------
     def _prefill(self, prompt: Prompt, n_keep: int, emit: Callable[[EngineEvent], None]) -> None:

@@ -64,6 +64,9 @@ class GenerateRequest:
     messages: tuple[Message, ...] = ()
     thinking: bool = False
     json_schema: str | None = None  # constrain the answer to JSON valid under this schema (llama.cpp grammar)
+    # Labels stored with a snapshot of the prefix (the app passes its documents' sha256), so every
+    # snapshot holding a document can be found and deleted when the document is purged.
+    prefix_tags: tuple[str, ...] = ()
 
     @property
     def prefix(self) -> list[PromptPart]:

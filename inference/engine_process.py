@@ -174,10 +174,27 @@ class EngineProcess:
                 self._crashed()
 
     def _crashed(self) -> NoReturn:
-        code = self._proc.exitcode if self._proc is not None else None
+        code = None
+        if self._proc is not None:
+            # A pipe can break a moment before the OS reports the exit: reap the child, then read it.
+            self._proc.join(timeout=2)
+            code = self._proc.exitcode
         self.kill()
         self._reset()
-        raise EngineCrashed(f"the model engine stopped unexpectedly (exit code {code}); ask again to restart it")
+        raise EngineCrashed(f"the model engine stopped unexpectedly ({_describe_exit(code)}); ask again to restart it")
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "it stopped answering"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = ", as when the system runs out of memory" if -code == getattr(signal, "SIGKILL", 9) else ""
+        return f"killed by {name}{hint}"
+    return f"exit code {code}"
 
 
 def _error_from(event: Failed) -> EngineError:

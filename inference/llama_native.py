@@ -23,6 +23,10 @@ KV_TYPES = {"f16": 1, "q8_0": 8, "q4_0": 2}  # ggml_type ids (GGML_TYPE_*)
 _LOG_ERROR = 4  # GGML_LOG_LEVEL_ERROR (2 info, 3 warn)
 _BUFFER_RE = re.compile(r"^\w+:\s+(\S+)\s+(model|KV|RS|output|compute) buffer size =\s+([\d.]+) MiB")
 _KINDS = {"model": "weights", "KV": "kv", "RS": "recurrent", "output": "output", "compute": "compute"}
+# Text shaped like a tag, as the vocabulary's markup tokens are ('<think>', '<start_of_image>').
+_TAG_RE = re.compile(r"<[^<>\s]{1,64}>")
+_ATTR_CONTROL = 8  # LLAMA_TOKEN_ATTR_CONTROL
+_ATTR_USER_DEFINED = 16  # LLAMA_TOKEN_ATTR_USER_DEFINED
 
 
 @dataclass
@@ -60,6 +64,29 @@ class LlamaLog:
             out = {k: int(v) for k, v in self.buffers.items()}
             self.buffers.clear()
             return out
+
+
+# What llama.cpp's loader says, in words a user can act on (its last line is always the generic one).
+_LOAD_FAILURES = [
+    (re.compile(r"unknown model architecture: '([^']*)'"), "its architecture {0!r} is unknown to this llama.cpp"),
+    (re.compile(r"invalid magic characters"), "it is not a GGUF model file"),
+    (
+        re.compile(r"not within the file bounds|failed to read|unexpectedly reached end|truncated"),
+        "the file is truncated or damaged",
+    ),
+    (re.compile(r"number of tensors|invalid|corrupt"), "the file is damaged"),
+]
+
+
+def load_failure(errors: list[str]) -> str:
+    """The most telling reason among the loader's error lines."""
+    for line in errors:
+        for pattern, reason in _LOAD_FAILURES:
+            match = pattern.search(line)
+            if match:
+                return reason.format(*match.groups())
+    specific = [e for e in errors if "failed to load model" not in e]
+    return (specific or errors or ["unknown error"])[0].split(": ", 1)[-1]
 
 
 LOG = LlamaLog()
@@ -115,8 +142,9 @@ class NativeModel:
         self.path = path
         self.ptr = L.llama_model_load_from_file(path.encode("utf-8"), params)
         if not self.ptr:
-            detail = LOG.last_error() or "unknown error"
-            raise ModelFileError(f"llama.cpp could not load {path.rsplit('/', 1)[-1]}: {detail}")
+            raise ModelFileError(
+                f"llama.cpp could not load {path.rsplit('/', 1)[-1]}: {load_failure(list(LOG.errors))}"
+            )
         self.buffers = LOG.take_buffers()
         self.vocab = L.llama_model_get_vocab(self.ptr)
         self.n_vocab = int(L.llama_vocab_n_tokens(self.vocab))
@@ -124,8 +152,39 @@ class NativeModel:
         self.is_recurrent = bool(L.llama_model_is_recurrent(self.ptr)) or bool(L.llama_model_is_hybrid(self.ptr))
         self.add_bos = bool(L.llama_vocab_get_add_bos(self.vocab))
         self._pieces: dict[int, bytes] = {}
+        self._markup: dict[str, bool] = {}
 
     def tokenize(self, text: str, *, add_special: bool, parse_special: bool) -> list[int]:
+        """Token ids. With parse_special off (untrusted content) no special token comes out at all.
+
+        llama.cpp skips CONTROL tokens when special parsing is off, but still matches USER_DEFINED
+        ones - and chat markup can be user-defined: Qwen's '<think>' and '</think>', Gemma 3's
+        '<start_of_image>'. So content is cut right after the '<' of any such tag and the pieces are
+        tokenized apart: the model reads the same characters as ordinary text tokens."""
+        if parse_special or "<" not in text:
+            return self._tokenize(text, add_special=add_special, parse_special=parse_special)
+        cuts = [m.start() + 1 for m in _TAG_RE.finditer(text) if self._is_markup(m.group())]
+        tokens: list[int] = []
+        start = 0
+        for cut in [*cuts, len(text)]:
+            if cut > start:
+                tokens += self._tokenize(text[start:cut], add_special=add_special and start == 0, parse_special=False)
+            start = cut
+        return tokens
+
+    def _is_markup(self, tag: str) -> bool:
+        known = self._markup.get(tag)
+        if known is None:
+            ids = self._tokenize(tag, add_special=False, parse_special=False)
+            attr = int(lib().llama_vocab_get_attr(self.vocab, ids[0])) if len(ids) == 1 else 0
+            known = self._markup[tag] = bool(attr & (_ATTR_CONTROL | _ATTR_USER_DEFINED))
+        return known
+
+    def token_attr(self, token: int) -> int:
+        """llama.cpp's LLAMA_TOKEN_ATTR_* bits of a token."""
+        return int(lib().llama_vocab_get_attr(self.vocab, token))
+
+    def _tokenize(self, text: str, *, add_special: bool, parse_special: bool) -> list[int]:
         L = lib()
         data = text.encode("utf-8")
         capacity = len(data) + 8

@@ -86,14 +86,19 @@ class StateStore:
             os.utime(record, (now, now))  # least-recently-used order lives in the record's mtime
         return Snapshot(key, state, int(meta["tokens"]), int(meta["bytes"]))
 
-    def save(self, key: str, n_tokens: int, write: Callable[[Path], int]) -> Snapshot | None:
-        """write(tmp_path) lets llama.cpp write the state; then it is committed atomically."""
+    def save(
+        self, key: str, n_tokens: int, write: Callable[[Path], int], tags: tuple[str, ...] = ()
+    ) -> Snapshot | None:
+        """write(tmp_path) lets llama.cpp write the state; then it is committed atomically. The tags
+        (what the prefix holds) go into the record, for discard_tagged()."""
         if self.max_bytes <= 0:
             return None
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         state, record = self._paths(key)
         tmp = self.folder / f".{key}.{os.getpid()}.tmp"
         try:
+            # Created user-only before llama.cpp opens it: fopen(..., "wb") keeps an existing file's mode.
+            os.close(os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o600))
             written = write(tmp)
             size = tmp.stat().st_size if tmp.exists() else 0
             if written <= 0 or size != written:
@@ -107,6 +112,7 @@ class StateStore:
                 os.chmod(tmp, 0o600)
             os.replace(tmp, state)
             meta = {"format": STATE_FORMAT, "key": key, "tokens": n_tokens, "bytes": size, "crc32": crc}
+            meta["tags"] = list(tags)
             _atomic_write(record, json.dumps(meta).encode())
         except OSError:
             return None
@@ -118,6 +124,26 @@ class StateStore:
     def discard(self, key: str) -> None:
         for path in self._paths(key):
             path.unlink(missing_ok=True)
+
+    def discard_tagged(self, tag: str) -> int:
+        """Delete every snapshot whose record lists this tag, or lists no tags at all (written before
+        tags existed, so it may hold anything), with leftovers of interrupted saves. Returns how many."""
+        removed = 0
+        if not self.folder.exists():
+            return removed
+        for record in self.folder.glob("*.json"):
+            try:
+                tags = json.loads(record.read_text(encoding="utf-8")).get("tags")
+            except (OSError, ValueError, AttributeError):
+                tags = None
+            if not isinstance(tags, list) or tag in tags:
+                self.discard(record.stem)
+                removed += 1
+        leftovers = [p for p in self.folder.glob("*.state") if not p.with_suffix(".json").exists()]
+        for path in [*leftovers, *self.folder.glob(".*.tmp")]:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        return removed
 
     def entries(self) -> list[tuple[float, str, int]]:
         """(last used, key, bytes) of every committed snapshot, oldest first."""
@@ -157,7 +183,9 @@ class StateStore:
 def _atomic_write(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with tmp.open("wb") as handle:
+        with os.fdopen(
+            os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o600), "wb"
+        ) as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())

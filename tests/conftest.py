@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+# On for the whole suite: a test fails if it (or any child process) reaches past loopback.
+pytest_plugins = ["tests.plugins.no_network", "tests.plugins.figures"]
+
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = (REPO.parent / "shared" / "corpus").resolve()
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

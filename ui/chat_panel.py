@@ -10,12 +10,12 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
 from app.conversations import MessageRow
+from ui.safe_text import SafeTextBrowser
 
 # Model output is untrusted: Markdown only, never raw HTML.
 MARKDOWN = QTextDocument.MarkdownFeature(
@@ -32,10 +32,8 @@ class ChatPanel(QWidget):
         super().__init__()
         self.header = QLabel("Select a document to ask about it.")
         self.header.setWordWrap(True)
-        self.transcript = QTextBrowser()
+        self.transcript = SafeTextBrowser()  # answers are untrusted: no HTML, no loads, Folio links only
         self.transcript.setObjectName("transcript")
-        self.transcript.setOpenLinks(False)
-        self.transcript.setOpenExternalLinks(False)
         self.progress = QProgressBar()
         self.progress.setVisible(False)
         self.progress.setTextVisible(True)
@@ -130,7 +128,7 @@ class ChatPanel(QWidget):
             chunks.append(f"**Folio**\n\n{live}")
         bar = self.transcript.verticalScrollBar()
         at_bottom = bar.value() >= bar.maximum() - 4
-        self.transcript.document().setMarkdown("\n\n---\n\n".join(chunks), MARKDOWN)
+        self.transcript.set_untrusted_markdown("\n\n---\n\n".join(chunks), MARKDOWN)
         if at_bottom:
             bar.setValue(bar.maximum())
 

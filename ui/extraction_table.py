@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QAbstractItemView, QLabel, QTableView, QVBoxLayout
 
 from app.export import cell_status
 from app.extraction import Cell, ExtractionTable
+from ui.safe_text import plain_tooltip
 
 COLORS = {
     "unverified": QColor("#f8d7da"),
@@ -50,7 +51,7 @@ class ExtractionTableModel(QAbstractTableModel):
             return cell.display if cell else "…"
         if role == Qt.ItemDataRole.ToolTipRole and cell is not None and cell.found:
             flags = f"\nflags: {', '.join(cell.flags)}" if cell.flags else ""
-            return f'"{cell.quote}" {cell.anchor_text}\n{status}{flags}'
+            return plain_tooltip(f'"{cell.quote}" {cell.anchor_text}\n{status}{flags}')  # the quote is model output
         if role == Qt.ItemDataRole.BackgroundRole:
             if cell is not None and cell.found and cell.flags:
                 return QBrush(COLORS["unverified"])
@@ -67,9 +68,9 @@ class ExtractionTableModel(QAbstractTableModel):
             return self.table.documents[section].title
         if role == Qt.ItemDataRole.ToolTipRole:
             if orientation == Qt.Orientation.Horizontal:
-                return self.table.fields[section].description
+                return plain_tooltip(self.table.fields[section].description)
             doc = self.table.documents[section]
-            return f"{doc.source_path}\nsha256 {doc.sha256}"
+            return plain_tooltip(f"{doc.source_path}\nsha256 {doc.sha256}")
         return None
 
 

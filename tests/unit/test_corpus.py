@@ -30,11 +30,14 @@ def _files() -> list[str]:
     return sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*") if p.is_file())
 
 
-def _tables(ctx: AppContext) -> tuple[int, int, int]:
+def _tables(ctx: AppContext) -> tuple[int, int, int, int, tuple[str, ...]]:
+    """Row counts, every row change this connection made (committed or rolled back), and the page
+    images on disk: a rejected file must leave all of them as they were."""
     row = ctx.db.execute(
         "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM pages), (SELECT count(*) FROM segments)"
     ).fetchone()
-    return int(row[0]), int(row[1]), int(row[2])
+    blobs = tuple(sorted(str(p) for p in ctx.paths.blobs_dir.rglob("*")))
+    return int(row[0]), int(row[1]), int(row[2]), ctx.db.conn.total_changes, blobs
 
 
 @pytest.mark.parametrize("relpath", _files())
