@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from app.paths import Paths
 
 FULL_CONTEXT = 262_144  # Qwen3.5's native context: a whole long contract or a filing
+LONG_CONTEXT = 131_072  # half of it: most contracts and reports still fit whole
 USEFUL_CONTEXT = 32_768  # below this a tier still answers, but only about short documents
 SETUP_SEEN_FILE = "model-setup-seen"
 
@@ -104,12 +105,16 @@ class MachineAdvice:
 
 
 def machine_advice(hardware: Hardware) -> MachineAdvice:
-    """Each Qwen3.5 tier against this machine; the largest that holds the whole context is recommended,
-    else the largest that holds a useful context."""
+    """Each Qwen3.5 tier against this machine. Recommended: the largest tier that holds a long document
+    (half the native context or more: a bigger model reads better than a smaller one reads more),
+    else the largest that holds a useful one."""
     tiers = advise_tiers(hardware, FULL_CONTEXT)
-    fitting = [t.tier for t in tiers if t.fits]
-    useful = [t.tier for t in tiers if t.max_context >= USEFUL_CONTEXT]
-    recommended = fitting[-1] if fitting else useful[-1] if useful else None
+    recommended = None
+    for floor in (LONG_CONTEXT, USEFUL_CONTEXT):
+        fitting = [t.tier for t in tiers if t.max_context >= floor]
+        if fitting:
+            recommended = fitting[-1]
+            break
     return MachineAdvice(hardware, tiers, recommended)
 
 

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QApplication,
     QDialog,
     QFileDialog,
-    QFrame,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -28,7 +27,6 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QProgressBar,
     QPushButton,
-    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -51,6 +49,7 @@ from app.model_setup import (
 )
 from app.models import ModelRecord
 from inference.engine_process import EngineProcess
+from ui.sizing import initial_size, scrolling
 from ui.theme import accent
 
 GGUF_FILTER = "GGUF models (*.gguf *.GGUF);;All files (*)"
@@ -278,10 +277,7 @@ class ModelSetupDialog(QDialog):
         layout.addWidget(starter_box)
         layout.addStretch(1)
 
-        scroll = QScrollArea()
-        scroll.setWidget(body)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll = scrolling(body)
         self.progress = QProgressBar()
         self.progress.setRange(0, 0)
         self.progress.setVisible(False)
@@ -297,7 +293,7 @@ class ModelSetupDialog(QDialog):
         outer.addWidget(scroll, 1)
         outer.addWidget(self.progress)
         outer.addLayout(bottom)
-        self.resize(self.fontMetrics().averageCharWidth() * 110, self.fontMetrics().height() * 46)
+        self.resize(initial_size(self, body, 110, extra_height=self.close_button.sizeHint().height() * 3))
 
         self.worker = SetupWorker(ctx, stores)
         self.thread_ = QThread()

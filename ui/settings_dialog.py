@@ -32,6 +32,7 @@ from app.engines import remote_config
 from app.errors import USER_ERRORS, FolioError, one_line
 from app.server_check import check_server
 from app.settings import Settings
+from ui.sizing import initial_size, scrolling
 from ui.theme import accent
 
 KV_CHOICES = (
@@ -165,14 +166,19 @@ class SettingsDialog(QDialog):
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
 
-        layout = QVBoxLayout(self)
+        body = QWidget()
+        body_layout = QVBoxLayout(body)
+        body_layout.setContentsMargins(0, 0, 0, 0)
         for box in (answers, engine, server, storage):
-            layout.addWidget(box)
+            body_layout.addWidget(box)
+        body_layout.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(scrolling(body), 1)
         layout.addWidget(self.error_label)
         layout.addWidget(self.buttons)
         self._server_toggled(self.server_enabled.isChecked())
         self._show_cache_usage()
-        self.setMinimumWidth(self.fontMetrics().averageCharWidth() * 80)
+        self.resize(initial_size(self, body, 84, extra_height=self.buttons.sizeHint().height() * 3))
 
     # -- values -----------------------------------------------------------------------------------------
     def form_settings(self) -> Settings:
