@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.caches import human_size
 from inference.errors import ModelFileError
 from inference.gguf_peek import GGUFPeek, peek_gguf, tensor_names
 from inference.planner import QWEN35_TIERS
@@ -75,7 +76,7 @@ class FoundModel:
         """One plain line: what it is, where it came from, whether Folio can use it."""
         kind = self.tier or ("Qwen3.5" if self.is_qwen35 else self.peek.architecture)
         vision = ", with vision file" if self.mmproj else ""
-        size = f"{self.size_bytes / 1024**3:.1f} GB"
+        size = human_size(self.size_bytes)
         text = f"{self.label} — {kind} {self.peek.quantization}, {size}{vision} ({self.source})"
         if self.problem:
             return f"{text}: {self.problem}"

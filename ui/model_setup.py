@@ -11,11 +11,10 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, SignalInstance, Slot
+from PySide6.QtCore import QObject, Qt, Signal, SignalInstance, Slot
 from PySide6.QtGui import QCloseEvent, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QApplication,
     QDialog,
     QFileDialog,
     QGroupBox,
@@ -49,6 +48,7 @@ from app.model_setup import (
 )
 from app.models import ModelRecord
 from inference.engine_process import EngineProcess
+from ui.background import start_worker_thread
 from ui.sizing import initial_size, scrolling
 from ui.theme import accent
 
@@ -296,9 +296,6 @@ class ModelSetupDialog(QDialog):
         self.resize(initial_size(self, body, 110, extra_height=self.close_button.sizeHint().height() * 3))
 
         self.worker = SetupWorker(ctx, stores)
-        self.thread_ = QThread()
-        self.thread_.setObjectName("folio-model-setup")
-        self.worker.moveToThread(self.thread_)
         self._discover.connect(self.worker.discover)
         self._advise.connect(self.worker.advise)
         self._register.connect(self.worker.register)
@@ -310,10 +307,8 @@ class ModelSetupDialog(QDialog):
         self.worker.progress.connect(self._on_progress)
         self.worker.failed.connect(self._on_failed)
         self.worker.idle.connect(self._on_idle)
-        self.thread_.start()
-        app = QApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(self.stop)
+        self.thread_ = start_worker_thread(self.worker, "folio-model-setup")
+        self.destroyed.connect(self.thread_.quit)  # destroyed without closing: the thread still ends
         self._start(self._discover)
         self._start(self._advise)
 
@@ -508,10 +503,5 @@ class ModelSetupDialog(QDialog):
         super().closeEvent(event)
 
     def stop(self) -> None:
-        """Finish the worker: its current job ends first (discovery and planning take seconds)."""
-        if self.thread_.isRunning():
-            from PySide6.QtCore import QMetaObject
-
-            QMetaObject.invokeMethod(self.worker, "shutdown", Qt.ConnectionType.BlockingQueuedConnection)
-            self.thread_.quit()
-            self.thread_.wait(30000)
+        """The worker's thread ends after its current job and cleans up there (ui.background)."""
+        self.thread_.quit()

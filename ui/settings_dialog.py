@@ -32,6 +32,7 @@ from app.engines import remote_config
 from app.errors import USER_ERRORS, FolioError, one_line
 from app.server_check import check_server
 from app.settings import Settings
+from ui.background import start_worker_thread
 from ui.sizing import initial_size, scrolling
 from ui.theme import accent
 
@@ -193,6 +194,8 @@ class SettingsDialog(QDialog):
             new.server_model = self.server_model.text().strip()
             if not new.server_url:
                 raise FolioError("enter the model server's URL, or turn the model server off")
+            if not new.server_url.startswith(("http://", "https://")):
+                raise FolioError("the server URL must start with http:// or https://, e.g. http://192.168.1.20:8000/v1")
             remote_config(new)  # the URL must name a host: one plain line if it does not
         else:
             new.server_url = ""
@@ -241,13 +244,11 @@ class SettingsDialog(QDialog):
         self.error_label.clear()
         if self._check_thread is None:
             self._check_worker = ServerCheckWorker()
-            self._check_thread = QThread()
-            self._check_thread.setObjectName("folio-server-check")
-            self._check_worker.moveToThread(self._check_thread)
             self._check.connect(self._check_worker.check)
             self._check_worker.checked.connect(self._on_checked)
             self._check_worker.failed.connect(self._on_check_failed)
-            self._check_thread.start()
+            self._check_thread = start_worker_thread(self._check_worker, "folio-server-check", cleanup="")
+            self.destroyed.connect(self._check_thread.quit)
         self._set_checking(True)
         self.server_status.setStyleSheet("")
         self.server_status.setText(f"Connecting to {settings.server_url}…")
@@ -322,6 +323,5 @@ class SettingsDialog(QDialog):
 
     def _stop_check_thread(self) -> None:
         if self._check_thread is not None:
-            self._check_thread.quit()
-            self._check_thread.wait(30000)
+            self._check_thread.quit()  # ends by itself; ui.background keeps it until then
             self._check_thread = None

@@ -48,7 +48,7 @@ _DARK = {
     Role.ToolTipBase: "#2c2f34",
     Role.ToolTipText: "#e7e5e4",
     Role.PlaceholderText: "#9ca3af",
-    Role.Highlight: "#3b82f6",
+    Role.Highlight: "#2563eb",
     Role.HighlightedText: "#ffffff",
     Role.Link: "#93c5fd",
     Role.LinkVisited: "#c4b5fd",
