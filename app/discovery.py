@@ -175,9 +175,11 @@ def discover(stores: Stores | None = None) -> list[FoundModel]:
     return sorted(unique.values(), key=_rank)
 
 
-def _rank(m: FoundModel) -> tuple[int, int, str]:
+def _rank(m: FoundModel) -> tuple[int, int, int, str]:
     order = 0 if m.usable and m.is_qwen35 else 1 if m.usable else 2
-    return order, -m.size_bytes, m.label.lower()
+    tiers = [t.name for t in QWEN35_TIERS]
+    bigger_tier = -tiers.index(m.tier) if m.tier in tiers else 1
+    return order, bigger_tier, -m.size_bytes, m.label.lower()
 
 
 def scan_ollama(models_dir: Path) -> list[FoundModel]:

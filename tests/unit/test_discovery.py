@@ -227,8 +227,9 @@ def test_usable_qwen35_first_then_others_then_unusable(tmp_path: Path) -> None:
     lmstudio_model(models, "a", "llama", {"llama.gguf": write_meta_gguf(tmp_path / "1.gguf", architecture="llama")})
     lmstudio_model(models, "b", "small", {"q2.gguf": write_meta_gguf(tmp_path / "2.gguf", tier="2B")})
     lmstudio_model(models, "c", "bad", {"x.gguf": write_meta_gguf(tmp_path / "3.gguf", vision_tensors=True)})
+    lmstudio_model(models, "d", "big", {"q9.gguf": write_meta_gguf(tmp_path / "4.gguf", tier="9B")})
     labels = [m.label for m in discover(_stores(home))]
-    assert labels == ["b/small/q2.gguf", "a/llama/llama.gguf", "c/bad/x.gguf"]
+    assert labels == ["d/big/q9.gguf", "b/small/q2.gguf", "a/llama/llama.gguf", "c/bad/x.gguf"]
 
 
 def test_tiers_are_recognised_by_geometry() -> None:
