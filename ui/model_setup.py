@@ -51,6 +51,7 @@ from inference.engine_process import EngineProcess
 from ui.background import start_worker_thread
 from ui.sizing import initial_size, scrolling
 from ui.theme import accent
+from ui.wording import sentence
 
 GGUF_FILTER = "GGUF models (*.gguf *.GGUF);;All files (*)"
 REGISTERED = "Added to Folio"
@@ -63,6 +64,7 @@ class SetupWorker(QObject):
     advised = Signal(object)  # MachineAdvice
     planned = Signal(object)  # ModelPlan
     registered = Signal(object)  # ModelRecord, now the active model
+    unplanned = Signal(str)  # no model to plan for (the demo model is not installed either)
     progress = Signal(str)
     failed = Signal(str)
     idle = Signal()
@@ -146,13 +148,14 @@ class SetupWorker(QObject):
             try:
                 record = service.ctx.models.active(service.ctx.settings)
             except USER_ERRORS as exc:
+                self.unplanned.emit(one_line(exc))
                 self.failed.emit(one_line(exc))
                 return
         self.progress.emit(f"Planning {record.label} for this computer…")
         self.planned.emit(model_plan(service, record))
 
     def _say(self, message: str) -> None:
-        self.progress.emit(message[:1].upper() + message[1:] + "…")
+        self.progress.emit(sentence(message) + "…")
 
     @Slot()
     def shutdown(self) -> None:
@@ -305,6 +308,7 @@ class ModelSetupDialog(QDialog):
         self.worker.advised.connect(self._on_advised)
         self.worker.planned.connect(self._on_planned)
         self.worker.registered.connect(self._on_registered)
+        self.worker.unplanned.connect(self._on_unplanned)
         self.worker.progress.connect(self._on_progress)
         self.worker.failed.connect(self._on_failed)
         self.worker.idle.connect(self._on_idle)
@@ -345,7 +349,12 @@ class ModelSetupDialog(QDialog):
         self.status_label.setText(message)
 
     def _on_failed(self, reason: str) -> None:
-        self._set_status(reason, "error")
+        self._set_status(sentence(reason), "error")
+
+    def _on_unplanned(self, reason: str) -> None:
+        self.plan = None
+        self.plan_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.plan_label.setText(f"No model to plan for yet: {reason}")
 
     # -- results ----------------------------------------------------------------------------------------
     def _on_found(self, items: list[FoundModel]) -> None:

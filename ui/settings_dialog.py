@@ -35,6 +35,7 @@ from app.settings import Settings
 from ui.background import start_worker_thread
 from ui.sizing import initial_size, scrolling
 from ui.theme import accent
+from ui.wording import sentence
 
 KV_CHOICES = (
     ("auto", "Automatic: the planner picks what fits"),
@@ -228,7 +229,7 @@ class SettingsDialog(QDialog):
 
     def _error(self, message: str) -> None:
         self.error_label.setStyleSheet(f"color: {accent('error', self)};")
-        self.error_label.setText(message[:1].upper() + message[1:])
+        self.error_label.setText(sentence(message))
 
     # -- model server -----------------------------------------------------------------------------------
     def _server_toggled(self, on: bool) -> None:
@@ -262,12 +263,12 @@ class SettingsDialog(QDialog):
     def _on_checked(self, line: str) -> None:
         self._set_checking(False)
         self.server_status.setStyleSheet(f"color: {accent('ok', self)};")
-        self.server_status.setText(line[:1].upper() + line[1:])
+        self.server_status.setText(sentence(line))
 
     def _on_check_failed(self, reason: str) -> None:
         self._set_checking(False)
         self.server_status.setStyleSheet(f"color: {accent('error', self)};")
-        self.server_status.setText(reason[:1].upper() + reason[1:])
+        self.server_status.setText(sentence(reason))
 
     # -- data and caches ---------------------------------------------------------------------------------
     def open_data_folder(self) -> None:

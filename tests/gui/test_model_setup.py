@@ -167,3 +167,37 @@ def test_first_run_offers_the_page_once_and_the_status_bar_follows(  # type: ign
     assert not window.demo_badge.isVisible() and "tiny-qwen35" in window.model_label.text()
     dialog.close()
     assert offer_model_setup(window) is None  # shown once; Tools > Model setup… opens it again
+
+
+def test_the_demo_model_is_installed_from_a_usb_stick(  # type: ignore[no-untyped-def]
+    qtbot, ctx, home_dir: Path, starter_gguf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As after the installers, which leave the starter model out: nothing to answer with until the user
+    brings the starter file (or a model); the page says so and installs it, sha256-checked."""
+    from PySide6.QtWidgets import QFileDialog
+
+    import app.model_setup as model_setup
+    import app.models as models
+    from app.models import starter_file_name
+
+    monkeypatch.setattr(models, "packaged_starter_available", lambda: False)
+    monkeypatch.setattr(model_setup, "packaged_starter_available", lambda: False)
+    monkeypatch.delenv("FOLIO_STARTER_GGUF", raising=False)
+    picked: list[str] = []
+
+    def pick(_parent: object, caption: str, *_args: object) -> tuple[str, str]:
+        picked.append(caption)
+        return str(starter_gguf), ""
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", pick)
+    dialog = _open(qtbot, ctx, home_dir)
+    assert "The demo model is not installed" in dialog.starter_label.text()
+    assert dialog.status_label.text().startswith("The starter model is not installed: add it with")
+    assert dialog.plan_label.text().startswith("No model to plan for yet: the starter model is not installed")
+    dialog.starter_button.click()
+    qtbot.waitUntil(lambda: not dialog.busy, timeout=120000)
+    assert picked == [f"Choose {starter_file_name()}"]
+    installed = ctx.paths.models_dir / "starter" / starter_file_name()
+    assert installed.is_file() and installed.stat().st_size == starter_gguf.stat().st_size
+    assert not dialog.starter_button.isVisibleTo(dialog) and "demo model" in dialog.starter_label.text()
+    assert dialog.plan_label.text().startswith("Demo model: fine for trying Folio")
