@@ -13,8 +13,9 @@ Three stores, laid out the way those tools write them:
   into `../../blobs/` (real files where symlinks are not allowed). `<hub>` is $HF_HUB_CACHE, else
   $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub.
 
-Only the leading GGUF metadata is read (inference.gguf_peek), so a scan takes well under a second
-per model; the full facts are read when the user picks one.
+Each file's GGUF header is read by llama.cpp's own reader (inference.gguf_native): milliseconds per
+model, and the same parser that will load it, so what is offered here llama.cpp can open. The full
+facts (inference.gguf_facts, the slower `gguf` package) are read when the user picks one.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 
 from app.caches import human_size
 from inference.errors import ModelFileError
-from inference.gguf_peek import GGUFPeek, peek_gguf, tensor_names
+from inference.gguf_native import GGUFHeader, read_header
 from inference.planner import QWEN35_TIERS
 
 OLLAMA = "Ollama"
@@ -51,7 +52,7 @@ class FoundModel:
     source: str  # OLLAMA | LM_STUDIO | HUGGING_FACE
     label: str  # how that tool names it, e.g. "qwen3.5:9b" or "unsloth/Qwen3.5-9B-GGUF"
     path: Path  # the GGUF itself (a blob for Ollama and the Hugging Face cache)
-    peek: GGUFPeek
+    header: GGUFHeader
     mmproj: Path | None = None
     problem: str = ""  # why Folio cannot use it; "" = usable
     notes: tuple[str, ...] = field(default_factory=tuple)
@@ -62,22 +63,22 @@ class FoundModel:
 
     @property
     def is_qwen35(self) -> bool:
-        return self.peek.architecture == "qwen35"
+        return self.header.architecture == "qwen35"
 
     @property
     def tier(self) -> str | None:
-        return tier_for(self.peek.block_count, self.peek.embedding_length) if self.is_qwen35 else None
+        return tier_for(self.header.block_count, self.header.embedding_length) if self.is_qwen35 else None
 
     @property
     def size_bytes(self) -> int:
-        return self.peek.size_bytes
+        return self.header.size_bytes
 
     def describe(self) -> str:
         """One plain line: what it is, where it came from, whether Folio can use it."""
-        kind = self.tier or ("Qwen3.5" if self.is_qwen35 else self.peek.architecture)
+        kind = self.tier or ("Qwen3.5" if self.is_qwen35 else self.header.architecture)
         vision = ", with vision file" if self.mmproj else ""
         size = human_size(self.size_bytes)
-        text = f"{self.label} — {kind} {self.peek.quantization}, {size}{vision} ({self.source})"
+        text = f"{self.label} — {kind} {self.header.quantization}, {size}{vision} ({self.source})"
         if self.problem:
             return f"{text}: {self.problem}"
         if not self.is_qwen35:
@@ -254,24 +255,24 @@ def _mtime(p: Path) -> float:
 
 def _folder_models(source: str, label: str, files: list[Path]) -> list[FoundModel]:
     """Models in one folder; a vision projector in the same folder goes with them."""
-    models: list[tuple[Path, GGUFPeek]] = []
+    models: list[tuple[Path, GGUFHeader]] = []
     projectors: list[Path] = []
     for path in files:
         if not path.is_file():  # a dangling symlink: a download that never finished
             continue
         try:
-            peek = peek_gguf(path)
+            header = read_header(path)
         except ModelFileError:
             continue
-        if peek.is_projector:
+        if header.is_projector:
             projectors.append(path)
         else:
-            models.append((path, peek))
+            models.append((path, header))
     projector = _preferred_projector(projectors)
     out = []
-    for path, peek in models:
+    for path, header in models:
         shown = f"{label}/{path.name}" if source != HUGGING_FACE or len(models) > 1 else label
-        item = _examine(source, shown, path, projector, peek)
+        item = _examine(source, shown, path, projector, header)
         if item is not None:
             out.append(item)
     return out
@@ -287,14 +288,14 @@ def _preferred_projector(paths: list[Path]) -> Path | None:
 
 
 def _examine(
-    source: str, label: str, path: Path, mmproj: Path | None, peek: GGUFPeek | None = None
+    source: str, label: str, path: Path, mmproj: Path | None, header: GGUFHeader | None = None
 ) -> FoundModel | None:
     try:
-        if peek is None:
-            peek = peek_gguf(path)
+        if header is None:
+            header = read_header(path)
     except ModelFileError:
         return None  # a missing or non-GGUF blob: nothing to offer
-    if peek.is_projector:
+    if header.is_projector:
         return None
     resolved = path.resolve()
     problem = ""
@@ -304,21 +305,16 @@ def _examine(
         if split.group(1) != "00001":
             return None  # the first part stands for the whole model
         problem = f"split into {int(split.group(2))} files; join them with llama-gguf-split --merge first"
-    elif peek.general_type == "adapter":
+    elif header.general_type == "adapter":
         problem = "a LoRA adapter, not a model"
-    elif peek.block_count <= 0:
+    elif header.block_count <= 0:
         problem = "not a chat model"
-    else:
-        try:
-            embedded = [n for n in tensor_names(resolved) if n.startswith(_VISION_TENSOR_PREFIXES)]
-        except ModelFileError as exc:
-            return FoundModel(source, label, resolved, peek, None, str(exc))
-        if embedded:
-            # Ollama's own engine packs the vision tower into the model file; llama.cpp refuses such files.
-            problem = "made for Ollama's own engine (vision inside the model file); llama.cpp cannot load it"
-    if mmproj is None and peek.architecture == "qwen35":
+    elif any(n.startswith(_VISION_TENSOR_PREFIXES) for n in header.tensor_names):
+        # Ollama's own engine packs the vision tower into the model file; llama.cpp refuses such files.
+        problem = "made for Ollama's own engine (vision inside the model file); llama.cpp cannot load it"
+    if mmproj is None and header.architecture == "qwen35":
         notes.append("no vision file beside it: scanned pages and video frames will be read as text only")
-    return FoundModel(source, label, resolved, peek, mmproj.resolve() if mmproj else None, problem, tuple(notes))
+    return FoundModel(source, label, resolved, header, mmproj.resolve() if mmproj else None, problem, tuple(notes))
 
 
 def _files_at_depth(root: Path, depth: int) -> Iterator[Path]:
@@ -364,7 +360,7 @@ def projector_beside(model_path: Path) -> Path | None:
         if path == model_path or not path.is_file():
             continue
         try:
-            if peek_gguf(path).is_projector:
+            if read_header(path).is_projector:
                 projectors.append(path)
         except ModelFileError:
             continue

@@ -23,7 +23,7 @@ from app.discovery import (
     tier_for,
 )
 from inference.errors import ModelFileError
-from inference.gguf_peek import peek_gguf, tensor_names
+from inference.gguf_native import read_header
 from tests.fixtures.model_stores import (
     hf_cached_model,
     lmstudio_model,
@@ -35,32 +35,6 @@ from tests.fixtures.model_stores import (
 
 def _stores(home: Path) -> Stores:
     return default_stores(home=home, environ={})
-
-
-# -- the quick header reader ------------------------------------------------------------------------------
-def test_peek_reads_what_the_full_reader_reads_without_the_vocabulary(tiny_qwen35: Path) -> None:
-    from gguf import GGUFReader
-
-    from inference.gguf_facts import read_facts
-
-    peek, facts = peek_gguf(tiny_qwen35), read_facts(tiny_qwen35)
-    assert (peek.architecture, peek.name, peek.context_length) == (facts.architecture, facts.name, facts.context_length)
-    assert (peek.block_count, peek.embedding_length) == (facts.block_count, facts.embedding_length)
-    assert peek.quantization == facts.quantization and not peek.is_projector
-    assert tensor_names(tiny_qwen35) == [t.name for t in GGUFReader(tiny_qwen35).tensors]
-
-
-def test_peek_refuses_what_is_not_a_gguf(tmp_path: Path) -> None:
-    text = tmp_path / "notes.gguf"
-    text.write_text("not a model")
-    with pytest.raises(ModelFileError, match="not a GGUF"):
-        peek_gguf(text)
-    whole = write_meta_gguf(tmp_path / "m.gguf")
-    cut = tmp_path / "cut.gguf"
-    cut.write_bytes(whole.read_bytes()[:60])
-    with pytest.raises(ModelFileError, match="truncated"):
-        peek_gguf(cut)
-    assert peek_gguf(write_projector(tmp_path / "mmproj-F16.gguf")).is_projector
 
 
 # -- Ollama ------------------------------------------------------------------------------------------------
@@ -172,6 +146,19 @@ def test_split_models_and_adapters_are_not_offered_as_usable(tmp_path: Path) -> 
     found = scan_folder(tmp_path / "models", LM_STUDIO)
     assert [m.path.name for m in found] == ["Qwen3.5-9B-BF16-00001-of-00002.gguf", "lora.gguf"]
     assert "split into 2 files" in found[0].problem and "adapter" in found[1].problem
+
+
+def test_damaged_and_half_downloaded_files_are_left_out(tmp_path: Path) -> None:
+    folder = tmp_path / "models" / "pub" / "Qwen3.5-9B-GGUF"
+    write_meta_gguf(folder / "Qwen3.5-9B-Q4_K_M.gguf")
+    whole = write_meta_gguf(tmp_path / "q8.gguf").read_bytes()
+    (folder / "Qwen3.5-9B-Q8_0.gguf").write_bytes(whole[:-16])  # the download stopped in the weights
+    (folder / "notes.gguf").write_text("not a model")
+    (folder / "mmproj-F16.gguf").write_bytes(write_projector(tmp_path / "p.gguf").read_bytes()[:100])
+    found = scan_folder(tmp_path / "models", LM_STUDIO)
+    assert [m.path.name for m in found] == ["Qwen3.5-9B-Q4_K_M.gguf"] and found[0].mmproj is None
+    with pytest.raises(ModelFileError, match="incomplete"):
+        read_header(folder / "Qwen3.5-9B-Q8_0.gguf")
 
 
 # -- Hugging Face hub cache -----------------------------------------------------------------------------------
