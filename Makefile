@@ -64,3 +64,5 @@ clean:
 
 screenshots: $(DEV_STAMP)
 	xvfb-run -a -s "-screen 0 1400x900x24" $(BIN)/python tools/screenshots.py
+	xvfb-run -a -s "-screen 0 1400x900x24" $(BIN)/python tools/screenshots_setup.py
+	xvfb-run -a -s "-screen 0 1400x900x24" $(BIN)/python tools/screenshots_setup.py --scale 1.5

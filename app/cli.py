@@ -427,8 +427,7 @@ def _cmd_models(ctx: AppContext, args: argparse.Namespace) -> int:
 
 
 def _cmd_server(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.engines import remote_config
-    from inference.remote import RemoteEngine
+    from app.server_check import check_server
 
     settings = ctx.settings
     if args.server_command == "off":
@@ -444,11 +443,7 @@ def _cmd_server(ctx: AppContext, args: argparse.Namespace) -> int:
     elif not settings.server_url:
         print("no model server configured (folio server use URL)")
         return 1
-    engine = RemoteEngine(remote_config(settings))
-    for _event in engine.load():  # one line on stderr if it cannot be reached
-        pass
-    context = f", context {engine.n_ctx:,} tokens" if engine.n_ctx else ""
-    print(f"connected: {engine.label}{context}")
+    print(check_server(settings).line())  # one line on stderr if it cannot be reached
     if args.server_command == "use":
         ctx.save_settings()
         print("answers now come from this server (folio server off to go back)")

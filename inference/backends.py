@@ -20,10 +20,9 @@ BACKEND_SUFFIX = ".dll" if sys.platform == "win32" else ".so"
 def backend_dirs() -> list[Path]:
     """Where loadable backends live: llama_cpp/lib in the frozen app (the spec puts them there),
     <site-packages>/bin in a wheel install (scikit-build installs MODULE libraries there)."""
-    import llama_cpp
+    from inference.llama_libs import lib_dir, package_dir
 
-    package = Path(llama_cpp.__file__).resolve().parent
-    return [package / "lib", package.parent / "bin"]
+    return [lib_dir(), package_dir().parent / "bin"]
 
 
 def _ggml() -> Any:

@@ -12,11 +12,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from app.context import open_app
     from app.errors import USER_ERRORS, one_line
+    from app.paths import default_paths
+    from ui.app_setup import prepare_app
     from ui.main_window import MainWindow
+    from ui.setup_menu import offer_model_setup
 
     app = QApplication.instance() or QApplication([sys.argv[0], *(argv or [])])
     app.setApplicationName("Folio")
     app.setOrganizationName("Folio")
+    prepare_app(app, default_paths().cache_dir)  # icon, light/dark, the global error reporter
     try:
         ctx = open_app()
     except USER_ERRORS as exc:
@@ -24,6 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     window = MainWindow(ctx)
     window.show()
+    offer_model_setup(window)  # first run without a Qwen3.5 model: the setup page
     # Files passed on the command line (the installers' "Open with Folio") are added like a drop.
     files = [a for a in (argv or []) if not a.startswith("-") and Path(a).is_file()]
     if files:

@@ -22,6 +22,7 @@ from app.conversations import Conversations
 from app.models import STARTER_NOTICE
 from ui.chat_panel import ChatPanel
 from ui.library_panel import LibraryPanel
+from ui.setup_menu import SetupMenu
 from ui.work_menu import WorkMenu
 from ui.workers import AskJob, ChatWorker, IngestProgress, IngestWorker, start_thread
 
@@ -72,6 +73,7 @@ class MainWindow(QMainWindow):
 
         self._build_menu()
         self.work_menu = WorkMenu(self)
+        self.setup_menu = SetupMenu(self)  # Tools: model setup, settings, error log (issue 5b)
         self._start_workers()
         self.library.add_requested.connect(self.open_files)
         self.library.selection_changed.connect(self._on_selection)

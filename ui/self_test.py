@@ -39,6 +39,7 @@ def check_window() -> str:
 
     from app.context import open_app
     from app.self_test import temporary_home
+    from ui.app_icon import app_icon
     from ui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
@@ -55,6 +56,8 @@ def check_window() -> str:
             ctx.close()
     if image.isNull() or image.width() < 100:
         raise RuntimeError("the window rendered nothing")
+    if app_icon().isNull():  # drawn by Qt's SVG module: proves the bundle carries it
+        raise RuntimeError("the app icon could not be drawn (Qt SVG support missing)")
     return f"{QApplication.platformName()} {image.width()}x{image.height()}"
 
 
