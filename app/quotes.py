@@ -40,10 +40,14 @@ def critical_tokens(normalized: str) -> Counter[str]:
 
 
 def _expand_to_words(text: str, start: int, end: int) -> tuple[int, int]:
-    while start > 0 and text[start - 1].isalnum():
-        start -= 1
-    while end < len(text) and text[end].isalnum():
-        end += 1
+    # Only a window cut mid-word grows: one that starts or ends on a space must not take in the
+    # neighbouring word, or a number beside the quote would fail the critical-token check.
+    if start < len(text) and text[start].isalnum():
+        while start > 0 and text[start - 1].isalnum():
+            start -= 1
+    if end > 0 and text[end - 1].isalnum():
+        while end < len(text) and text[end].isalnum():
+            end += 1
     return start, end
 
 

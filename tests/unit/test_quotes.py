@@ -143,3 +143,13 @@ def test_chat_citations_use_the_same_verifier() -> None:
     changed = '"The Client shall pay a monthly fee of 13,500 US dollars" [p. 1]'
     assert [c.quote_found for c in check(find_citations(f"{slip} and {changed}"), [doc])] == [True, False]
     assert quote_in("monthly fee of 12,500", text) and not quote_in("monthly fee of 12,900", text)
+
+
+def test_a_number_just_before_a_fuzzy_quote_is_not_pulled_into_its_window() -> None:
+    # Found by hypothesis: the best window began on the space after '1' and grew back over it,
+    # so the quote (no number in it) failed the number check against its own source.
+    words = ["aaa"] * 5 + ["1"] + ["aaa"] * 17 + ["aaaa"] * 8 + ["aaa"] * 9
+    quoted = words[6:30]
+    quoted[-1] = "laaa"
+    match = find_quote(" ".join(quoted), [" ".join(words)])
+    assert match.status == "fuzzy" and match.unit == 0
