@@ -230,6 +230,17 @@ MIGRATIONS: list[tuple[str, str]] = [
         END;
         """,
     ),
+    (
+        "m007_recent_documents",
+        """
+        CREATE TABLE document_opens (
+            document_id INTEGER PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            opened_at TEXT NOT NULL
+        );
+        CREATE INDEX document_opens_recent ON document_opens(seq);
+        """,
+    ),
 ]
 
 KNOWN = [name for name, _ in MIGRATIONS]
