@@ -19,7 +19,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QTimer, QUrl, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QTextCharFormat, QTextCursor, QTextDocument
+from PySide6.QtGui import (
+    QColor,
+    QGuiApplication,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+)
 from PySide6.QtWidgets import QTextBrowser
 
 from app.citation_targets import CitationTarget, escape_markdown, link_citations, targets
@@ -205,7 +213,7 @@ class Transcript(QTextBrowser):
         self.document_ids = list(document_ids)
         pending = _pending_question(question)
         markdown = self._message_md(pending)
-        self._append("---\n\n" + markdown if self.messages else markdown)
+        self._append(markdown, rule=bool(self.messages))
         self.messages.append(pending)
         self._open_live()
         self._render_live()
@@ -223,7 +231,7 @@ class Transcript(QTextBrowser):
 
     def _open_live(self) -> None:
         header = self._end()
-        self._append("---\n\n**Folio**")
+        self._append("**Folio**", rule=True)
         self._live = _Live(header=header, tail=self._end())
 
     def append_text(self, channel: str, text: str) -> None:
@@ -301,7 +309,7 @@ class Transcript(QTextBrowser):
         header = self._live.header
         self._live = None
         self._cut(header)
-        self._append("---\n\n" + self._message_md(message))
+        self._append(self._message_md(message), rule=True)
         self._activate_links(header)
         self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
 
@@ -310,7 +318,7 @@ class Transcript(QTextBrowser):
         header = self._live.header if self._live else self._end()
         self._live = None
         self._cut(header)
-        self._append("---\n\n**Folio**\n\n*Could not answer:* " + escape_markdown(reason))
+        self._append("**Folio**\n\n*Could not answer:* " + escape_markdown(reason), rule=True)
         self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
 
     # -- document edits ----------------------------------------------------------------------------
@@ -323,16 +331,22 @@ class Transcript(QTextBrowser):
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
 
-    def _append(self, markdown: str) -> int:
+    def _append(self, markdown: str, *, rule: bool = False) -> None:
+        """Append Markdown at the end, after a horizontal rule when asked (as '---' between messages
+        renders in a whole-document setMarkdown: an empty block that carries the rule)."""
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         if not markdown:
-            return cursor.position()
-        if cursor.block().length() > 1:
+            return
+        if rule:
             cursor.insertBlock()
-        start = cursor.position()
+            ruled = QTextBlockFormat()
+            ruled.setProperty(QTextFormat.Property.BlockTrailingHorizontalRulerWidth, 1)  # what setMarkdown sets
+            cursor.setBlockFormat(ruled)
+            cursor.insertBlock(QTextBlockFormat())
+        elif cursor.block().length() > 1:
+            cursor.insertBlock()
         cursor.insertMarkdown(markdown, MARKDOWN)
-        return start
 
 
 def _commit_point(text: str, done: int) -> int:
