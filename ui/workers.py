@@ -18,8 +18,9 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from app.chat import ChatEvent, ChatService
 from app.context import AppContext
 from app.conversations import Conversations
-from app.errors import USER_ERRORS, one_line
+from app.errors import USER_ERRORS, Cancelled, one_line
 from app.extraction import ExtractionEvent, ExtractionService
+from app.ingest_process import IngestProcess
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,9 @@ class ChatWorker(QObject):
         self.extraction_event.emit(event)
 
     def cancel(self) -> None:
-        """Called from the UI thread: only sets the engine's cancel flag, which is thread-safe."""
+        """Called from the UI thread: only sets cancel flags, which are thread-safe."""
+        if self._extraction is not None:
+            self._extraction.cancel()  # also stops a run between two fields
         if self._service is not None:
             self._service.cancel()
 
@@ -133,10 +136,12 @@ class IngestWorker(QObject):
         self._base = ctx
         self._ctx: AppContext | None = None
         self._cancel = False
+        self._reader = IngestProcess()  # MuPDF's long calls hold the GIL: read in a child process
 
     def cancel(self) -> None:
-        """Called from the UI thread: the batch stops before its next file."""
+        """Called from the UI thread: the file being read is abandoned and the batch stops."""
         self._cancel = True
+        self._reader.stop()
 
     @Slot(list, object)
     def add(self, paths: list[str], password: str | None) -> None:
@@ -148,7 +153,9 @@ class IngestWorker(QObject):
                 break
             self.progress.emit(IngestProgress(index, len(paths), path))
             try:
-                result = self._ctx.library.add(path, password=password, limits=self._ctx.limits)
+                result = self._ctx.library.add(path, password=password, limits=self._ctx.limits, load=self._reader.load)
+            except Cancelled:
+                break
             except USER_ERRORS as exc:
                 self.rejected.emit(path, one_line(exc))
                 continue
@@ -160,6 +167,7 @@ class IngestWorker(QObject):
 
     @Slot()
     def shutdown(self) -> None:
+        self._reader.close()
         if self._ctx is not None:
             self._ctx.close()
             self._ctx = None
