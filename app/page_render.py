@@ -19,6 +19,7 @@ from ingest.load import file_sha256
 
 MAX_PIXELS = 40_000_000  # a zoomed-in poster page is drawn smaller rather than eating gigabytes
 OPEN_DOCUMENTS = 2
+BAND_PIXELS = 600_000  # per get_pixmap call: ~10-20 ms of drawing, the longest the UI thread may wait
 
 
 @dataclass(frozen=True)
@@ -121,8 +122,20 @@ class PageRenderer:
         page = pdf[number - 1]
         area = float(page.rect.width * page.rect.height) or 1.0
         scale = min(scale, (MAX_PIXELS / area) ** 0.5)
-        pix = page.get_pixmap(matrix=pymupdf.Matrix(scale, scale), colorspace=pymupdf.csRGB, alpha=False)
-        return PagePixels(pix.width, pix.height, pix.stride, bytes(pix.samples_mv), scale)
+        matrix = pymupdf.Matrix(scale, scale)
+        whole = (page.rect * matrix).irect
+        # MuPDF holds Python's GIL for a whole get_pixmap call: one call for a big page would stall
+        # the UI thread for as long as it draws. Drawn in bands, the GIL is free between them.
+        target = pymupdf.Pixmap(pymupdf.csRGB, whole, False)
+        band = max(16, BAND_PIXELS // max(whole.width, 1))
+        top = whole.y0
+        while top < whole.y1:
+            bottom = min(whole.y1, top + band)
+            clip = pymupdf.Rect(whole.x0, top, whole.x1, bottom) * ~matrix
+            piece = page.get_pixmap(matrix=matrix, clip=clip, colorspace=pymupdf.csRGB, alpha=False)
+            target.copy(piece, piece.irect)
+            top = bottom
+        return PagePixels(target.width, target.height, target.stride, bytes(target.samples_mv), scale)
 
     def content(
         self,

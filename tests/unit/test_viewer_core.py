@@ -134,3 +134,29 @@ def test_pages_come_from_the_original_until_it_moves(ctx, tmp_path: Path) -> Non
     moved.write_bytes(moved.read_bytes() + b"\n%changed")  # the same path with other bytes is not the original
     ctx.library.add(moved)
     assert locate_original(ctx.library, doc) is None
+
+
+def test_banded_drawing_matches_one_call(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+    import pymupdf
+
+    from app.page_render import BAND_PIXELS, PageRenderer
+    from tests.fixtures.media import make_scan, make_scanned_pdf, render_text_page
+
+    pdf = make_scanned_pdf(tmp_path / "s.pdf", [make_scan(render_text_page(), degrees=1.0)], text_page="Plain text.")
+    doc = ctx.library.add(pdf).document
+    renderer = PageRenderer(ctx.library)
+    scale = 2.3
+    with pymupdf.open(pdf) as original:
+        for number in (1, 2):
+            drawn = renderer.render(doc, number, scale)
+            assert drawn is not None and drawn.height * drawn.width > 2 * BAND_PIXELS  # really drawn in bands
+            one = original[number - 1].get_pixmap(matrix=pymupdf.Matrix(scale, scale), alpha=False)
+            assert (drawn.width, drawn.height) == (one.width, one.height)
+            a = np.frombuffer(drawn.samples, np.uint8).astype(int)
+            b = np.frombuffer(one.samples, np.uint8).astype(int)
+            if number == 1:  # text: identical
+                assert drawn.samples == one.samples
+            else:  # a scaled picture is resampled per band: a shade or two apart, invisible
+                assert np.abs(a - b).max() <= 8 and np.abs(a - b).mean() < 0.5
+    renderer.close()
