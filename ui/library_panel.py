@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -131,10 +131,9 @@ class LibraryPanel(QWidget):
             item.setData(Qt.ItemDataRole.UserRole, doc.id)
             item.setToolTip(f"{doc.source_path}\nsha256 {doc.sha256}")
             self.list.addItem(item)
-            if doc.id in selected:
-                item.setSelected(True)
             if doc.id == current:
-                self.list.setCurrentItem(item, self.list.selectionCommand(self.list.currentIndex()))
+                self.list.setCurrentItem(item, QItemSelectionModel.SelectionFlag.NoUpdate)
+            if doc.id in selected:
                 item.setSelected(True)
         for name, reason in failed:
             self._add_failed_item(name, reason)

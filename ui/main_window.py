@@ -58,6 +58,7 @@ class MainWindow(QMainWindow):
         self._batch_added = 0
         self._batch_failures: list[str] = []
         self._pending_user: int | None = None
+        self._selection_changed_meanwhile = False
         self.setWindowTitle("Folio")
         self.resize(1400, 860)
         self.setAcceptDrops(True)
@@ -204,7 +205,8 @@ class MainWindow(QMainWindow):
 
     def _on_added(self, doc_id: int, created: bool) -> None:
         self._batch_added += 1
-        self.refresh_library(select=doc_id)
+        # While an answer is written the selection (and so the conversation) stays as it is.
+        self.refresh_library(select=None if self._job == "ask" else doc_id)
         if not created:
             self.statusBar().showMessage("That document is already in the library", 5000)
 
@@ -287,7 +289,8 @@ class MainWindow(QMainWindow):
         if ids and (self.viewer.doc is None or self.viewer.doc.id not in ids):
             self.viewer.open_document(ids[-1])
         if self._job == "ask":
-            return  # the answer being written belongs to the conversation on screen
+            self._selection_changed_meanwhile = True
+            return  # the answer being written belongs to the conversation on screen; see _on_chat_finished
         self.conversation_list.set_documents(ids)
         if not ids:
             self.conversation_id = None
@@ -410,6 +413,9 @@ class MainWindow(QMainWindow):
         job, self._job = self._job, None
         self.chat.set_busy(False)
         self.status.set_engine("idle")
+        if self._selection_changed_meanwhile:  # the user picked other documents during the answer
+            self._selection_changed_meanwhile = False
+            self._on_selection(self.library.selected_ids())
         if job == "extract" and self.extraction is not None and self.extraction.finished_status is None:
             self.extraction.finish("failed", "the run stopped")
 

@@ -172,8 +172,9 @@ class DocumentViewer(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.banner)
         layout.addWidget(self.stack, 1)
-        QShortcut(QKeySequence(Qt.Key.Key_PageDown), self, self.next_page)
-        QShortcut(QKeySequence(Qt.Key.Key_PageUp), self, self.previous_page)
+        for key, slot in ((Qt.Key.Key_PageDown, self.next_page), (Qt.Key.Key_PageUp, self.previous_page)):
+            # Only inside the viewer: elsewhere Page Up/Down scroll the transcript or the lists.
+            QShortcut(QKeySequence(key), self, slot, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
         QShortcut(QKeySequence.StandardKey.ZoomIn, self, self.zoom_in)
         QShortcut(QKeySequence("Ctrl+="), self, self.zoom_in)
         QShortcut(QKeySequence.StandardKey.ZoomOut, self, self.zoom_out)

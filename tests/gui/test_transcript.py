@@ -106,7 +106,7 @@ def test_streamed_answer_is_appended_in_pieces_and_ends_as_stored(qtbot) -> None
     assert transcript.is_live and "Which law?" in transcript.toPlainText()
     paragraphs = [f"Paragraph {i} says something about clause {i}." for i in range(30)]
     code = "```\nx = 1\n\ny = 2\n```"
-    body = "\n\n".join(paragraphs[:15] + [code] + paragraphs[15:])
+    body = "\n\n".join([*paragraphs[:15], code, *paragraphs[15:]])
     transcript.append_text("thinking", "Let me look. ")
     qtbot.waitUntil(lambda: "Thinking…" in transcript.toPlainText(), timeout=2000)
     for i in range(0, len(body), 7):
