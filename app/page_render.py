@@ -33,6 +33,25 @@ class PagePixels:
     scale: float
 
 
+def decode_image(data: bytes, max_width: int | None = None) -> PagePixels:
+    """A stored PNG/JPEG (a scanned page, a keyframe) as RGB pixels, at most max_width wide.
+
+    OpenCV lets go of Python's GIL while it decodes and shrinks; Qt's decoder does not, and a scanned
+    page's PNG held the window's UI thread for 50-90 ms (benchmarks/bench_ui.py)."""
+    import cv2
+    import numpy as np
+
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if image is None:
+        raise ValueError("the stored picture cannot be read")
+    height, width = image.shape[:2]
+    if max_width is not None and width > max_width:
+        height, width = max(1, round(height * max_width / width)), max_width
+        image = cv2.resize(image, (width, height), interpolation=cv2.INTER_AREA)
+    image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+    return PagePixels(width, height, width * 3, image.tobytes(), 1.0)
+
+
 @dataclass(frozen=True)
 class PageContent:
     document_id: int
@@ -168,8 +187,8 @@ class PageRenderer:
             if s.page == number and s.bbox is not None and s.text
         ]
 
-    def thumbnail(self, doc: DocumentRow, page: StoredPage, width_px: int) -> PagePixels | bytes | None:
-        """A small picture of a page: pixels for a text page, the stored PNG for a scanned one."""
+    def thumbnail(self, doc: DocumentRow, page: StoredPage, width_px: int) -> PagePixels | None:
+        """A small picture of a page: drawn for a text page, the stored image shrunk for a scanned one."""
         if page.image_blob:
-            return self.library.blob(page.image_blob)
+            return decode_image(self.library.blob(page.image_blob), 2 * width_px)  # a scan's strokes stay legible
         return self.render(doc, page.number, width_px / max(page.width, 1.0))

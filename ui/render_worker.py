@@ -15,7 +15,7 @@ from PySide6.QtGui import QImage
 from app.context import AppContext
 from app.errors import USER_ERRORS, one_line
 from app.library import Library, StoredKeyframe
-from app.page_render import PageContent, PagePixels, PageRenderer
+from app.page_render import PageContent, PagePixels, PageRenderer, decode_image
 
 THUMB_WIDTH = 96
 THUMB_BATCH = 6
@@ -57,9 +57,7 @@ class VideoFrames:
 
 def to_qimage(pixels: PagePixels | bytes) -> QImage:
     if isinstance(pixels, bytes):
-        image = QImage()
-        image.loadFromData(pixels, "PNG")
-        return image
+        pixels = decode_image(pixels)  # not QImage.loadFromData: it holds the GIL, see decode_image
     # copy(): the QImage must own its bytes, the Python buffer goes away with this frame.
     return QImage(pixels.samples, pixels.width, pixels.height, pixels.stride, QImage.Format.Format_RGB888).copy()
 
@@ -123,8 +121,6 @@ class RenderWorker(QObject):
                 if picture is None:
                     continue
                 image = to_qimage(picture)
-                if image.width() > THUMB_WIDTH * 2:
-                    image = image.scaledToWidth(THUMB_WIDTH * 2)
                 batch.append(Thumbnail(generation, document_id, page.number, image))
                 if len(batch) >= THUMB_BATCH:
                     self.thumbnails_ready.emit(batch)
