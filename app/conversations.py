@@ -132,6 +132,20 @@ class Conversations:
         with self.db.atomic():
             self.db.table("conversations").update(conversation_id, {"title": title.strip() or "Untitled"})
 
+    def drop_last_exchange(self, conversation_id: int) -> str:
+        """Remove the last question and the answer(s) after it, in one transaction; return the
+        question, so it can be asked again (Regenerate). Raises NotFound when there is none."""
+        with self.db.atomic():
+            row = self.db.execute(
+                "SELECT seq, text FROM messages WHERE conversation_id = ? AND role = 'user' ORDER BY seq DESC LIMIT 1",
+                [conversation_id],
+            ).fetchone()
+            if row is None:
+                raise NotFound(f"conversation {conversation_id} has no question to ask again")
+            self.db.execute("DELETE FROM messages WHERE conversation_id = ? AND seq >= ?", [conversation_id, row[0]])
+            self._touch(conversation_id)
+        return str(row[1])
+
     def delete(self, conversation_id: int) -> None:
         self.get(conversation_id)
         with self.db.atomic():

@@ -231,6 +231,17 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
     (
+        "m007_recent_documents",
+        """
+        CREATE TABLE document_opens (
+            document_id INTEGER PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            opened_at TEXT NOT NULL
+        );
+        CREATE INDEX document_opens_recent ON document_opens(seq);
+        """,
+    ),
+    (
         "m009_purge",
         """
         CREATE TABLE blob_trash (

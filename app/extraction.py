@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -355,6 +356,9 @@ class ExtractionService:
         self.ctx = ctx
         self._given_engine = engine
         self._chat: ChatService | None = None  # made on first use: reading tables needs no engine
+        # The engine's own cancel flag is reset by each generation: a Cancel pressed between two
+        # fields would be lost, so the run keeps its own.
+        self._stop = threading.Event()
         self.templates = TemplateStore.for_config(ctx.paths.config_dir)
 
     @property
@@ -373,6 +377,7 @@ class ExtractionService:
         return isinstance(self.engine, RemoteEngine)
 
     def cancel(self) -> None:
+        self._stop.set()
         if self._chat is not None:
             self._chat.cancel()
 
@@ -447,6 +452,7 @@ class ExtractionService:
         self, run_id: int, document_ids: list[int] | None = None, on_event: ExtractionSink | None = None
     ) -> RunFinished:
         """Fill every missing cell of the run for these documents (default: all of the run's)."""
+        self._stop.clear()
         emit = on_event or (lambda _e: None)
         info = self.run_info(run_id)
         docs = document_ids if document_ids is not None else self.run_documents(run_id)
@@ -531,6 +537,8 @@ class ExtractionService:
         group = max(1, settings.fields_per_request)
         for start in range(0, len(pending), group):
             fields = pending[start : start + group]
+            if self._stop.is_set():
+                raise Cancelled()
             raw, stats, flags = self._ask(model, doc_id, fields, emit)
             cells = []
             for f in fields:

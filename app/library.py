@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -87,14 +88,21 @@ class Library:
         self.blobs_dir = blobs_dir
 
     # -- adding ---------------------------------------------------------------------------------
-    def add(self, path: str | Path, *, password: str | None = None, limits: Limits | None = None) -> AddResult:
+    def add(
+        self,
+        path: str | Path,
+        *,
+        password: str | None = None,
+        limits: Limits | None = None,
+        load: Callable[..., Document] = ingest_load,  # the window reads in a child process
+    ) -> AddResult:
         source = Path(path).expanduser().resolve()
         if source.is_file():
             existing = self._by_sha(file_sha256(source))
             if existing is not None:
                 self._remember_source(existing.id, source)
                 return AddResult(existing, created=False)
-        document = ingest_load(source, password=password, limits=limits)
+        document = load(source, password=password, limits=limits)
         return self.store(document)
 
     def store(self, document: Document) -> AddResult:

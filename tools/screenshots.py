@@ -1,7 +1,10 @@
 """Take the README screenshots of the real window: run under Xvfb (make screenshots).
 
-It uses a throw-away FOLIO_HOME, adds a generated contract, asks the starter model a question
-and saves what the screen shows once the answer has finished.
+A throw-away FOLIO_HOME; a generated contract is added the way a drop adds it, the starter model
+answers a question, then: a citation is clicked (the clause highlighted in the viewer), an unverified
+citation is hovered, the library is searched, and a generated video clip is opened at a cited time.
+The demo model rarely cites, so the cited answer is stored through app/ like any answer and says
+so in its model line. Saves PNGs to docs/screenshots/.
 """
 
 from __future__ import annotations
@@ -9,11 +12,18 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 OUT = REPO / "docs" / "screenshots"
+SAMPLE_ANSWER = (
+    'The agreement is governed by Delaware law: it "shall be governed by and construed in accordance with '
+    'the laws of the State of Delaware" [p. 4].\n\nEither party may terminate for convenience on '
+    '"ninety (90) days written notice" [p. 3]. The monthly fee is "12,000 US dollars" [p. 2].'
+)
 
 
 def main() -> int:
@@ -22,46 +32,127 @@ def main() -> int:
     (home / "config").mkdir(parents=True)
     (home / "config" / "settings.toml").write_text("schema_version = 1\nmax_answer_tokens = 80\n")
 
-    from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtCore import QEvent, QEventLoop, QTimer
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
 
+    from app.chat import document_indexes
+    from app.citations import check, find_citations
     from app.context import open_app
+    from app.conversations import Conversations
+    from tests.fixtures.media import make_video
     from tests.fixtures.pdfs import make_contract_pdf
     from ui.main_window import MainWindow
 
-    app = QApplication(sys.argv)
+    qt_app = QApplication(sys.argv[:1])
     ctx = open_app()
     window = MainWindow(ctx)
-    window.resize(1280, 800)
+    window.resize(1400, 860)
     window.show()
-    pdf = make_contract_pdf(home / "Master Services Agreement.pdf")
-    window.add_paths([str(pdf)])
     OUT.mkdir(parents=True, exist_ok=True)
 
+    def wait(done: Callable[[], bool], timeout_s: float = 300) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not done():
+            if time.monotonic() > deadline:
+                raise TimeoutError("the screenshot step did not finish")
+            loop = QEventLoop()
+            QTimer.singleShot(50, loop.quit)
+            loop.exec()
+
+    def pause(ms: int) -> None:
+        loop = QEventLoop()
+        QTimer.singleShot(ms, loop.quit)
+        loop.exec()
+
     def save(name: str) -> None:
-        screen = app.primaryScreen()
-        screen.grabWindow(0).copy(window.frameGeometry()).save(str(OUT / name))
+        pause(400)
+        QApplication.primaryScreen().grabWindow(0).copy(window.frameGeometry()).save(str(OUT / name))
         print(f"saved {OUT / name}")
 
-    def ask() -> None:
-        if window.library.list.count() == 0:
-            QTimer.singleShot(200, ask)
-            return
-        window.library.list.item(0).setSelected(True)
-        window.chat.input.setPlainText("Which law governs this agreement?")
-        window.chat.send_button.click()
-        QTimer.singleShot(300, wait_for_answer)
+    # 1. A contract added like a drop, and a real answer from the starter model (kept in the
+    #    conversation list; the demo model is too small to cite well, see step 2).
+    pdf = make_contract_pdf(home / "Master Services Agreement.pdf")
+    window.add_paths([str(pdf)])
+    wait(lambda: window.library.list.count() == 1 and bool(window.library.selected_ids()))
+    window.chat.input.setPlainText("Which law governs this agreement?")
+    window.chat.send_button.click()
+    wait(lambda: not window.chat.send_button.isEnabled(), 10)
+    wait(lambda: window.chat.send_button.isEnabled())
+    window.splitter.setSizes([285, 600, 515])  # the viewer wide enough for a page at a readable size
 
-    def wait_for_answer() -> None:
-        if not window.chat.send_button.isEnabled():
-            QTimer.singleShot(300, wait_for_answer)
-            return
-        QTimer.singleShot(400, lambda: (save("main-window.png"), window.close()))
+    # 2. An answer with checked citations: click the verified one, hover an unverified one.
+    doc = ctx.library.all()[0]
+    conversations = Conversations(ctx.db)
 
-    QTimer.singleShot(500, ask)
-    code = app.exec()
+    def stored_answer(doc_id: int, title: str, question: str, answer: str) -> tuple[int, int]:
+        conversation = conversations.create([doc_id], title)
+        conversations.add_message(conversation, "user", question)
+        citations = check(find_citations(answer), document_indexes(ctx, [doc_id]))
+        message = conversations.add_message(
+            conversation,
+            "assistant",
+            answer,
+            citations=[c.to_dict() for c in citations],
+            model="sample answer stored for this picture",
+            completion_tokens=64,
+            generate_ms=1800.0,
+        )
+        window.conversation_list.set_documents([doc_id])
+        window.open_conversation(conversation)
+        return conversation, message
+
+    _, message = stored_answer(
+        doc.id, "Governing law and termination", "Which law governs, and how can it be ended?", SAMPLE_ANSWER
+    )
+    links = window.chat.transcript.targets_of(message)
+    verified = next(t for t in links.values() if t.state == "verified")
+    window.open_citation(verified)
+    wait(lambda: bool(window.viewer.canvas.highlights))
+    wait(lambda: window.viewer.last is not None and window.viewer.canvas.image is not None)
+    save("main-window.png")
+
+    unverified = next(href for href, t in links.items() if not t.trusted)
+    from tests.gui.conftest import anchor_point
+
+    transcript = window.chat.transcript
+    point = anchor_point(transcript, unverified)
+    viewport = transcript.viewport()
+    QApplication.sendEvent(viewport, QHelpEvent(QEvent.Type.ToolTip, point, viewport.mapToGlobal(point)))
+    save("citation.png")
+    QToolTip.hideText()
+    window.statusBar().clearMessage()
+
+    # 3. Searching the library text: hits with the words marked on the page.
+    window.library.search_box.setText("terminate notice")
+    window.library.run_search()
+    wait(lambda: window.library.hits.count() > 0)
+    window.open_hit(window.library.found[0])
+    wait(lambda: bool(window.viewer.canvas.terms))
+    save("search.png")
+    window.library.search_box.setText("")
+    window.library.run_search()
+
+    # 4. A video clip: a cited time opens the keyframe strip at that frame.
+    clip = ctx.library.add(make_video(home / "site-visit.mp4")).document
+    window.refresh_library(select=clip.id)
+    wait(lambda: window.viewer.strip.count() > 0)
+    _, message = stored_answer(
+        clip.id,
+        "Site visit: scenes",
+        "What does the clip show after the second cut?",
+        "After the second cut the picture turns green with a dark square near the top left [t 00:00:06].",
+    )
+    window.statusBar().clearMessage()
+    cited = next(iter(window.chat.transcript.targets_of(message).values()))
+    window.open_citation(cited)
+    wait(lambda: window.viewer.strip.currentRow() >= 0)
+    save("video.png")
+
+    window.close()
     ctx.close()
-    return int(code)
+    del qt_app
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,71 +1,273 @@
-"""The library list: documents with kind, extent and size in tokens."""
+"""The library: documents with kind, extent, size in tokens and status; files that could not be
+added (with the reason on the item); adding progress; and a search box over document text."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+import html
+
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QProgressBar,
     QPushButton,
+    QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
+from app.errors import USER_ERRORS, one_line
 from app.library import DocumentRow
+from app.passages import query_terms
+from app.search import Search, SearchHit
+from ui.safe_text import plain_tooltip
 
 KIND_ICONS = {"pdf": "📄", "image": "🖼", "video": "🎞"}
+FAILED_ICON = "⚠"
+FAILED_COLOR = QColor("#b91c1c")
+SEARCH_DELAY_MS = 250
+ROLE_FAILED = Qt.ItemDataRole.UserRole + 1
 
 
 def describe(doc: DocumentRow) -> str:
     is_clip = doc.kind == "video" and doc.duration_s is not None
-    extent = f"{doc.duration_s:.0f} s" if is_clip else f"{doc.page_count} p."
-    return f"{KIND_ICONS.get(doc.kind, '•')} {doc.title}\n    {extent} · ~{doc.token_estimate:,} tokens"
+    if is_clip:
+        minutes, seconds = divmod(round(doc.duration_s or 0), 60)
+        extent = f"{minutes}:{seconds:02d} min"
+    else:
+        extent = f"{doc.page_count} p."
+    status = "" if doc.status == "ready" else f" · {doc.status}"
+    return f"{KIND_ICONS.get(doc.kind, '•')} {doc.title}\n    {extent} · ~{doc.token_estimate:,} tokens{status}"
 
 
 class LibraryPanel(QWidget):
     selection_changed = Signal(list)  # list[int] document ids
+    current_changed = Signal(int)  # the document clicked last (the viewer shows it)
     add_requested = Signal()
+    cancel_requested = Signal()
+    hit_activated = Signal(object)  # SearchHit
 
-    def __init__(self) -> None:
+    def __init__(self, search: Search | None = None) -> None:
         super().__init__()
+        self.search = search
         self.list = QListWidget()
         self.list.setObjectName("library")
         self.list.setSelectionMode(QListWidget.SelectionMode.ExtendedSelection)
         self.list.itemSelectionChanged.connect(self._emit_selection)
+        self.list.currentItemChanged.connect(self._emit_current)
         self.add_button = QPushButton("Add files…")
+        self.add_button.setToolTip("Add PDFs, scans, images or video clips (Ctrl+O), or drop them on the window")
         self.add_button.clicked.connect(self.add_requested)
-        self.empty_hint = QLabel("Drop PDFs here or use Add files…")
+        self.empty_hint = QLabel("Drop contracts, scans or clips here, or use Add files…")
         self.empty_hint.setWordWrap(True)
+
+        self.search_box = QLineEdit()
+        self.search_box.setObjectName("librarySearch")
+        self.search_box.setPlaceholderText("Search the text of all documents (Ctrl+F)")
+        self.search_box.setClearButtonEnabled(True)
+        self.search_status = QLabel("")
+        self.search_status.setVisible(False)
+        self.hits = QListWidget()
+        self.hits.setObjectName("searchHits")
+        self.hits.setWordWrap(True)
+        self.hits.setVisible(False)
+        self.hits.itemActivated.connect(self._hit_activated)
+        self.hits.itemClicked.connect(self._hit_activated)
+        self.found: list[SearchHit] = []
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self.run_search)
+        self.search_box.textChanged.connect(self._search_timer.start)
+        self.search_box.returnPressed.connect(self.run_search)
+
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop adding after the current file")
+        self.cancel_button.clicked.connect(self.cancel_requested)
+        self.progress_row = QWidget()
+        row = QHBoxLayout(self.progress_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.progress, 1)
+        row.addWidget(self.cancel_button)
+        self.progress_row.setVisible(False)
+
         header = QHBoxLayout()
         title = QLabel("<b>Library</b>")
         header.addWidget(title)
         header.addStretch(1)
         header.addWidget(self.add_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
+        top = QWidget()
+        layout = QVBoxLayout(top)
+        layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(header)
+        layout.addWidget(self.search_box)
+        layout.addWidget(self.search_status)
         layout.addWidget(self.empty_hint)
         layout.addWidget(self.list, 1)
+        layout.addWidget(self.progress_row)
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.addWidget(top)
+        self.split.addWidget(self.hits)
+        self.split.setChildrenCollapsible(False)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(6, 6, 6, 6)
+        outer.addWidget(self.split)
+        QShortcut(QKeySequence.StandardKey.Delete, self.list, self.dismiss_failed)
 
+    # -- documents -------------------------------------------------------------------------------
     def set_documents(self, documents: list[DocumentRow], select: int | None = None) -> None:
         selected = set(self.selected_ids()) if select is None else {select}
+        current = self.current_id() if select is None else select
+        failed = self.failed_items()
         self.list.blockSignals(True)
         self.list.clear()
         for doc in documents:
             item = QListWidgetItem(describe(doc))
             item.setData(Qt.ItemDataRole.UserRole, doc.id)
-            item.setToolTip(f"{doc.source_path}\nsha256 {doc.sha256}")
+            item.setToolTip(plain_tooltip(f"{doc.source_path}\nsha256 {doc.sha256}"))
             self.list.addItem(item)
+            if doc.id == current:
+                self.list.setCurrentItem(item, QItemSelectionModel.SelectionFlag.NoUpdate)
             if doc.id in selected:
                 item.setSelected(True)
+        for name, reason in failed:
+            self._add_failed_item(name, reason)
         self.list.blockSignals(False)
-        self.empty_hint.setVisible(not documents)
+        self.empty_hint.setVisible(not documents and not failed)
         self._emit_selection()
+        self._emit_current()
+
+    def add_failure(self, name: str, reason: str) -> None:
+        """A file that could not be added stays on the list, marked, with the reason on the item."""
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            if item.data(ROLE_FAILED) and item.data(ROLE_FAILED)[0] == name:
+                self.list.takeItem(i)
+                break
+        self._add_failed_item(name, reason)
+        self.empty_hint.setVisible(False)
+
+    def _add_failed_item(self, name: str, reason: str) -> None:
+        item = QListWidgetItem(f"{FAILED_ICON} {name}\n    not added: {reason}")
+        item.setData(ROLE_FAILED, (name, reason))
+        item.setForeground(QBrush(FAILED_COLOR))
+        item.setToolTip(plain_tooltip(f"{reason}\n(select and press Delete to dismiss)"))
+        item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
+        self.list.addItem(item)
+
+    def failed_items(self) -> list[tuple[str, str]]:
+        out = []
+        for i in range(self.list.count()):
+            data = self.list.item(i).data(ROLE_FAILED)
+            if data:
+                out.append((str(data[0]), str(data[1])))
+        return out
+
+    def dismiss_failed(self) -> None:
+        for item in self.list.selectedItems():
+            if item.data(ROLE_FAILED):
+                self.list.takeItem(self.list.row(item))
 
     def selected_ids(self) -> list[int]:
-        return [int(item.data(Qt.ItemDataRole.UserRole)) for item in self.list.selectedItems()]
+        return [
+            int(item.data(Qt.ItemDataRole.UserRole))
+            for item in self.list.selectedItems()
+            if item.data(Qt.ItemDataRole.UserRole) is not None
+        ]
+
+    def current_id(self) -> int | None:
+        item = self.list.currentItem()
+        value = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+        return int(value) if value is not None else None
+
+    def select(self, document_id: int) -> None:
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            if item.data(Qt.ItemDataRole.UserRole) == document_id:
+                self.list.setCurrentItem(item)
+                self.list.clearSelection()
+                item.setSelected(True)
+                return
+
+    def select_more(self, document_id: int) -> None:
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            if item.data(Qt.ItemDataRole.UserRole) == document_id:
+                item.setSelected(True)
 
     def _emit_selection(self) -> None:
         self.selection_changed.emit(self.selected_ids())
+
+    def _emit_current(self) -> None:
+        current = self.current_id()
+        if current is not None:
+            self.current_changed.emit(current)
+
+    # -- adding progress ---------------------------------------------------------------------------
+    def show_progress(self, index: int, total: int, name: str) -> None:
+        self.progress_row.setVisible(True)
+        self.progress.setMaximum(total)
+        self.progress.setValue(index)
+        self.progress.setFormat(f"Adding {index + 1} of {total}: {name}")
+
+    def hide_progress(self) -> None:
+        self.progress_row.setVisible(False)
+
+    # -- search ------------------------------------------------------------------------------------
+    def focus_search(self) -> None:
+        self.search_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search_box.selectAll()
+
+    def run_search(self) -> None:
+        self._search_timer.stop()
+        text = self.search_box.text()
+        self.hits.clear()
+        self.found = []
+        if not text.strip() or self.search is None:
+            self.hits.setVisible(False)
+            self.search_status.setVisible(False)
+            return
+        try:
+            self.found = self.search.query(text, conversations=False, limit=50)
+        except USER_ERRORS as exc:
+            self._search_said(one_line(exc))
+            return
+        self._search_said(f"{len(self.found)} passage{'s' if len(self.found) != 1 else ''} found")
+        for i, hit in enumerate(self.found):
+            label = QLabel(
+                f"<b>{html.escape(hit.title)}</b> · {html.escape(_where(hit))}<br/>"
+                + html.escape(hit.marked("\ue010", "\ue011")).replace("\ue010", "<b>").replace("\ue011", "</b>")
+            )
+            label.setWordWrap(True)
+            label.setTextFormat(Qt.TextFormat.RichText)
+            item = QListWidgetItem()
+            item.setData(Qt.ItemDataRole.UserRole, i)
+            item.setText(f"{hit.title} {_where(hit)} {hit.snippet}")  # accessible text; the label shows it
+            item.setForeground(Qt.GlobalColor.transparent)
+            item.setSizeHint(label.sizeHint())
+            self.hits.addItem(item)
+            self.hits.setItemWidget(item, label)
+        self.hits.setVisible(bool(self.found))
+
+    def _search_said(self, text: str) -> None:
+        self.search_status.setText(text)
+        self.search_status.setVisible(True)
+
+    def search_terms(self) -> tuple[str, ...]:
+        """The words to mark on an opened page (a trailing '*' keeps its prefix meaning)."""
+        return query_terms(self.search_box.text())
+
+    def _hit_activated(self, item: QListWidgetItem) -> None:
+        index = item.data(Qt.ItemDataRole.UserRole)
+        if index is not None and 0 <= int(index) < len(self.found):
+            self.hit_activated.emit(self.found[int(index)])
+
+
+def _where(hit: SearchHit) -> str:
+    return hit.anchor.split(" ", 1)[1] if " " in hit.anchor else hit.anchor

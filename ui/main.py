@@ -32,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Files passed on the command line (the installers' "Open with Folio") are added like a drop.
     files = [a for a in (argv or []) if not a.startswith("-") and Path(a).is_file()]
     if files:
-        window.add_paths(files)
+        window.add_paths(files, interactive=False)
     code = app.exec()
     ctx.close()
     return int(code)

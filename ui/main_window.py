@@ -1,75 +1,90 @@
-"""The main window: library on the left, chat on the right, status bar below."""
+"""The main window: library and conversations on the left, the document viewer in the middle, chat
+on the right, status bar below. It wires panels to the workers and renders their events."""
 
 from __future__ import annotations
 
+from collections import deque
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QThread, Signal
+from PySide6.QtCore import QMetaObject, Qt, QThread, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QInputDialog,
-    QLabel,
     QLineEdit,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QSplitter,
 )
 
 from app.chat import AnswerDelta, AnswerDone, ChatStarted, EngineStatus, PrefillUpdate
+from app.citation_targets import CitationTarget
 from app.context import AppContext
-from app.conversations import Conversations
-from app.models import STARTER_NOTICE
+from app.conversations import Conversations, MessageRow
+from app.errors import NotFound
+from app.extraction import Evidence
+from app.recent import RecentDocuments
+from app.search import Search, SearchHit
 from ui.chat_panel import ChatPanel
+from ui.conversations_panel import ConversationsPanel
+from ui.extraction_runner import ExtractionRunDialog
 from ui.library_panel import LibraryPanel
 from ui.setup_menu import SetupMenu
+from ui.status_bar import StatusWidgets
+from ui.viewer_panel import DocumentViewer
 from ui.work_menu import WorkMenu
-from ui.workers import AskJob, ChatWorker, IngestProgress, IngestWorker, start_thread
+from ui.workers import AskJob, ChatWorker, ExtractJob, IngestProgress, IngestWorker, start_thread
 
-FILE_FILTER = "Documents (*.pdf *.PDF);;All files (*)"
+FILE_FILTER = (
+    "Documents (*.pdf *.PDF *.png *.jpg *.jpeg *.tif *.tiff *.webp *.bmp *.mp4 *.mov *.avi *.mkv *.webm);;All files (*)"
+)
 
 
 class MainWindow(QMainWindow):
     ask_job = Signal(object)
+    extract_job = Signal(object)
     ingest_job = Signal(list, object)
 
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self.ctx = ctx
         self.conversations = Conversations(ctx.db)
+        self.recent = RecentDocuments(ctx.db)
         self.conversation_id: int | None = None
+        self.extraction: ExtractionRunDialog | None = None
+        self._job: str | None = None  # 'ask' | 'extract' while the engine works
+        self._closed = False
+        self._batches: deque[bool] = deque()  # per queued ingest batch: did the user start it here?
         self._batch_added = 0
         self._batch_failures: list[str] = []
+        self._pending_user: int | None = None
+        self._selection_changed_meanwhile = False
         self.setWindowTitle("Folio")
-        self.resize(1200, 780)
+        self.resize(1400, 860)
         self.setAcceptDrops(True)
 
-        self.library = LibraryPanel()
+        self.library = LibraryPanel(Search(ctx.db))
+        self.conversation_list = ConversationsPanel(self.conversations)
+        self.viewer = DocumentViewer(ctx)
         self.chat = ChatPanel()
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self.library)
-        splitter.addWidget(self.chat)
-        splitter.setSizes([340, 860])
-        self.setCentralWidget(splitter)
+        left = QSplitter(Qt.Orientation.Vertical)
+        left.addWidget(self.library)
+        left.addWidget(self.conversation_list)
+        left.setSizes([560, 220])
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(self.viewer)
+        self.splitter.addWidget(self.chat)
+        self.splitter.setSizes([300, 540, 560])
+        self.splitter.setChildrenCollapsible(False)
+        self.setCentralWidget(self.splitter)
 
-        self.model_label = QLabel("model: …")
-        self.demo_badge = QLabel("DEMO MODEL")
-        self.demo_badge.setObjectName("demoBadge")
-        self.demo_badge.setToolTip(STARTER_NOTICE)
-        self.demo_badge.setStyleSheet("background:#b45309;color:white;padding:1px 6px;border-radius:3px;")
-        server = ctx.settings.server_url.strip()
-        self.offline_badge = QLabel(f"● server {server}" if server else "● offline")
-        self.offline_badge.setToolTip(
-            f"Documents and questions go to the model server at {server} (folio server off to stop)"
-            if server
-            else "Folio opens no network connections"
-        )
-        self.engine_label = QLabel("engine: idle")
-        bar = self.statusBar()
-        bar.addPermanentWidget(self.engine_label)
-        bar.addPermanentWidget(self.model_label)
-        bar.addPermanentWidget(self.demo_badge)
-        bar.addPermanentWidget(self.offline_badge)
+        self.status = StatusWidgets(self.statusBar(), ctx)
+        self.engine_label = self.status.engine_label
+        self.model_label = self.status.model_label
+        self.demo_badge = self.status.demo_badge
+        self.offline_badge = self.status.offline_badge
 
         self._build_menu()
         self.work_menu = WorkMenu(self)
@@ -77,10 +92,16 @@ class MainWindow(QMainWindow):
         self._start_workers()
         self.library.add_requested.connect(self.open_files)
         self.library.selection_changed.connect(self._on_selection)
+        self.library.current_changed.connect(self._on_current_document)
+        self.library.cancel_requested.connect(self.ingest_worker.cancel)
+        self.library.hit_activated.connect(self.open_hit)
+        self.conversation_list.conversation_chosen.connect(self._on_conversation_chosen)
         self.chat.send_requested.connect(self._ask)
         self.chat.stop_requested.connect(self.stop)
+        self.chat.regenerate_requested.connect(self.regenerate)
+        self.chat.citation_clicked.connect(self.open_citation)
+        self.chat.transcript.copied.connect(self._on_copied)
         self.refresh_library()
-        self._show_model()
 
     # -- setup ---------------------------------------------------------------------------------
     def _build_menu(self) -> None:
@@ -89,20 +110,35 @@ class MainWindow(QMainWindow):
         open_action.setShortcut(QKeySequence.StandardKey.Open)
         open_action.triggered.connect(self.open_files)
         file_menu.addAction(open_action)
+        folder_action = QAction("Open &folder…", self)
+        folder_action.triggered.connect(self.open_folder)
+        file_menu.addAction(folder_action)
         password_action = QAction("Open &encrypted PDF…", self)
         password_action.triggered.connect(self.open_encrypted)
         file_menu.addAction(password_action)
+        self.recent_menu = QMenu("&Recent documents", self)
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addMenu(self.recent_menu)
         file_menu.addSeparator()
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
+        edit_menu = self.menuBar().addMenu("&Edit")
+        find_action = QAction("&Find in documents", self)
+        find_action.setShortcut(QKeySequence.StandardKey.Find)
+        find_action.triggered.connect(self.library.focus_search)
+        edit_menu.addAction(find_action)
+        self.find_action = find_action
 
     def _start_workers(self) -> None:
+        # Worker signals go to methods of this window only (see ui/workers.py).
         self.chat_worker = ChatWorker(self.ctx)
         self.chat_thread: QThread = start_thread(self.chat_worker, "folio-chat")
         self.ask_job.connect(self.chat_worker.ask)
+        self.extract_job.connect(self.chat_worker.extract)
         self.chat_worker.chat_event.connect(self._on_chat_event)
+        self.chat_worker.extraction_event.connect(self._on_extraction_event)
         self.chat_worker.failed.connect(self._on_chat_failed)
         self.chat_worker.finished.connect(self._on_chat_finished)
 
@@ -114,19 +150,6 @@ class MainWindow(QMainWindow):
         self.ingest_worker.rejected.connect(self._on_rejected)
         self.ingest_worker.finished.connect(self._on_ingest_finished)
 
-    def _show_model(self) -> None:
-        if self.ctx.settings.server_url.strip():  # answers come from the server's model, named on first answer
-            self.model_label.setText("model: on the model server")
-            self.demo_badge.setVisible(False)
-            return
-        rows = [r for r in self.ctx.models.all() if r.sha256 == self.ctx.settings.active_model]
-        if rows:
-            self.model_label.setText(f"model: {rows[0].label}")
-            self.demo_badge.setVisible(rows[0].is_starter)
-        else:
-            self.model_label.setText("model: Gemma 3 270M starter")
-            self.demo_badge.setVisible(True)
-
     # -- library -------------------------------------------------------------------------------
     def refresh_library(self, select: int | None = None) -> None:
         self.library.set_documents(self.ctx.library.all(), select=select)
@@ -136,46 +159,68 @@ class MainWindow(QMainWindow):
         if paths:
             self.add_paths(paths)
 
+    def open_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add every document in a folder", str(Path.home()))
+        if folder:
+            self.add_paths([folder])
+
     def open_encrypted(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Add an encrypted PDF", str(Path.home()), FILE_FILTER)
         if not path:
             return
         password, ok = QInputDialog.getText(self, "Password", "PDF password:", QLineEdit.EchoMode.Password)
         if ok:
+            self._batches.append(True)
             self.ingest_job.emit([path], password)
 
-    def add_paths(self, paths: list[str], password: str | None = None) -> None:
+    def add_paths(self, paths: list[str], password: str | None = None, *, interactive: bool = True) -> None:
+        """Add files and folders (recursively). `interactive`: the user started it in the window, so a
+        failed batch may open a dialog; otherwise failures show only on their items and the status bar."""
         files: list[str] = []
         for p in paths:
             path = Path(p)
             files.extend(str(f) for f in sorted(path.rglob("*")) if f.is_file()) if path.is_dir() else files.append(p)
         if files:
+            self._batches.append(interactive)
             self.ingest_job.emit(files, password)
 
     def _on_ingest_progress(self, progress: IngestProgress) -> None:
         if progress.index == 0:
             self._batch_added = 0
             self._batch_failures = []
-        self.statusBar().showMessage(f"Adding {progress.index + 1} of {progress.total}: {Path(progress.path).name}")
+        name = Path(progress.path).name
+        self.library.show_progress(progress.index, progress.total, name)
+        self.statusBar().showMessage(f"Adding {progress.index + 1} of {progress.total}: {name}")
 
     def _on_ingest_finished(self) -> None:
+        self.library.hide_progress()
+        interactive = self._batches.popleft() if self._batches else True
         failures, added = self._batch_failures, self._batch_added
+        self._batch_failures, self._batch_added = [], 0
         if not failures:
             self.statusBar().showMessage(f"Added {added} document{'s' if added != 1 else ''}", 5000)
             return
-        # One dialog per batch, not one per file: a dropped folder may hold many odd files.
         summary = failures[0] if len(failures) == 1 else f"{len(failures)} files could not be added"
         self.statusBar().showMessage(summary, 15000)
-        QMessageBox.warning(self, "Could not add files", "\n".join(failures[:20]))
+        if interactive:  # one dialog per batch the user started, not one per file
+            QMessageBox.warning(self, "Could not add files", "\n".join(failures[:20]))
 
     def _on_added(self, doc_id: int, created: bool) -> None:
         self._batch_added += 1
-        self.refresh_library(select=doc_id)
+        # While an answer is written the selection (and so the conversation) stays as it is.
+        self.refresh_library(select=None if self._job == "ask" else doc_id)
         if not created:
             self.statusBar().showMessage("That document is already in the library", 5000)
 
     def _on_rejected(self, path: str, reason: str) -> None:
         self._batch_failures.append(reason)
+        name = Path(path).name
+        short = reason
+        for prefix in (f"{path}: ", f"{Path(path).expanduser().resolve()}: ", f"{name}: "):
+            if short.startswith(prefix):
+                short = short[len(prefix) :]
+                break
+        self.library.add_failure(name, short)
         self.statusBar().showMessage(reason, 10000)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
@@ -188,75 +233,252 @@ class MainWindow(QMainWindow):
             self.add_paths(paths)
             event.acceptProposedAction()
 
-    # -- chat ----------------------------------------------------------------------------------
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        documents = self.recent.list()
+        if not documents:
+            self.recent_menu.addAction("(none yet)").setEnabled(False)
+        for doc in documents:
+            action = self.recent_menu.addAction(doc.title)
+            action.setData(doc.id)
+            action.triggered.connect(self._recent_chosen)
+
+    def _recent_chosen(self) -> None:
+        action = self.sender()
+        if isinstance(action, QAction):
+            self.open_document(int(action.data()))
+
+    def open_document(self, document_id: int) -> None:
+        """Select a document in the library and show it (File > Recent documents)."""
+        self.library.select(document_id)
+        self.viewer.open_document(document_id)
+
+    # -- viewer --------------------------------------------------------------------------------
+    def _on_current_document(self, document_id: int) -> None:
+        if self.viewer.open_document(document_id):
+            self.recent.touch(document_id)
+
+    def open_citation(self, target: CitationTarget) -> None:
+        if target.document_id is None:
+            self.statusBar().showMessage(f"{target.text} names a document that is not part of this conversation", 8000)
+            return
+        if target.kind == "time":
+            self.viewer.show_time(target.document_id, target.t_seconds)
+        else:
+            self.viewer.show_page(target.document_id, target.page, quote=target.quote, quote_state=target.state)
+        self.statusBar().showMessage(target.tooltip, 8000)
+
+    def open_hit(self, hit: SearchHit) -> None:
+        if hit.document_id is None:
+            return
+        if hit.t_seconds is not None:
+            self.viewer.show_time(hit.document_id, hit.t_seconds)
+        else:
+            self.viewer.show_page(hit.document_id, hit.page, terms=self.library.search_terms())
+
+    def open_page(self, document_id: int, page: int, terms: tuple[str, ...] = ()) -> None:
+        self.viewer.show_page(document_id, page, terms=terms)
+
+    def open_evidence(self, evidence: Evidence) -> None:
+        if evidence.t_seconds is not None:
+            self.viewer.show_time(evidence.document_id, evidence.t_seconds)
+        elif evidence.page is not None:
+            state = "verified" if evidence.verified else "quote_not_found"
+            self.viewer.show_page(evidence.document_id, evidence.page, quote=evidence.quote, quote_state=state)
+
+    # -- conversations -------------------------------------------------------------------------
     def _on_selection(self, ids: list[int]) -> None:
-        self.conversation_id = None
+        if ids and (self.viewer.doc is None or self.viewer.doc.id not in ids):
+            self.viewer.open_document(ids[-1])
+        if self._job == "ask":
+            self._selection_changed_meanwhile = True
+            return  # the answer being written belongs to the conversation on screen; see _on_chat_finished
+        self.conversation_list.set_documents(ids)
         if not ids:
+            self.conversation_id = None
             self.chat.header.setText("Select a document to ask about it.")
             self.chat.show_messages([])
             return
         titles = ", ".join(self.ctx.library.get(i).title for i in ids)
         self.chat.header.setText(f"Asking about: <b>{_escape(titles)}</b>")
-        if len(ids) == 1:
-            previous = self.conversations.all(document_id=ids[0])
-            same_set = [c for c in previous if c.document_ids == ids]
-            if same_set:
-                self.conversation_id = same_set[0].id
-                self.chat.show_messages(self.conversations.messages(self.conversation_id))
-                return
-        self.chat.show_messages([])
+        rows = self.conversation_list.rows
+        if rows:
+            self.open_conversation(rows[0].id)
+        else:
+            self.conversation_id = None
+            self.chat.show_messages([], ids)
+
+    def _on_conversation_chosen(self, conversation_id: int | None) -> None:
+        if self._job == "ask":
+            return
+        if conversation_id is None:
+            self.conversation_id = None
+            self.chat.show_messages([], self.library.selected_ids())
+            return
+        self.open_conversation(conversation_id)
+
+    def open_conversation(self, conversation_id: int) -> None:
+        try:
+            conversation = self.conversations.get(conversation_id)
+        except NotFound:
+            return
+        self.conversation_id = conversation_id
+        self.conversation_list.set_documents(self.conversation_list.document_ids, select=conversation_id)
+        self.chat.show_messages(self.conversations.messages(conversation_id), conversation.document_ids)
+
+    def open_message(self, conversation_id: int, message_id: int) -> None:
+        """A search hit in a past conversation: select its documents and open it."""
+        try:
+            conversation = self.conversations.get(conversation_id)
+        except NotFound:
+            return
+        self.library.list.clearSelection()
+        for doc_id in conversation.document_ids:
+            self.library.select_more(doc_id)
+        self.open_conversation(conversation_id)
+
+    # -- chat ----------------------------------------------------------------------------------
+    def _engine_free(self) -> bool:
+        if self._job is not None:
+            busy = "an extraction run" if self._job == "extract" else "an answer"
+            self.statusBar().showMessage(f"The model is busy with {busy}; stop it first (Esc)", 5000)
+            return False
+        return True
 
     def _ask(self, question: str) -> None:
         ids = self.library.selected_ids()
         if not ids and self.conversation_id is None:
             self.statusBar().showMessage("Select a document first", 5000)
             return
-        self._set_busy(True)
-        self.chat.begin_answer(question)
+        if not self._engine_free():
+            return
+        document_ids = ids
+        if self.conversation_id is not None:
+            document_ids = self.conversations.get(self.conversation_id).document_ids
+        self._start_job("ask")
+        self.chat.begin_answer(question, document_ids)
         self.ask_job.emit(AskJob(ids, question, self.conversation_id))
 
-    def stop(self) -> None:
-        self.chat_worker.cancel()
-        self.engine_label.setText("engine: stopping…")
+    def regenerate(self) -> None:
+        if self.conversation_id is None or not self._engine_free():
+            return
+        question = self.chat.transcript.drop_last_exchange()
+        if question is None:
+            return
+        document_ids = self.conversations.get(self.conversation_id).document_ids
+        self._start_job("ask")
+        self.chat.begin_answer(question, document_ids)
+        self.ask_job.emit(AskJob(document_ids, question, self.conversation_id, regenerate=True))
 
-    def _set_busy(self, busy: bool) -> None:
-        self.chat.set_busy(busy)
-        if not busy:
-            self.engine_label.setText("engine: idle")
+    def stop(self) -> None:
+        if self._job is None:
+            return
+        self.chat_worker.cancel()
+        self.status.set_engine("stopping")
+
+    def _start_job(self, job: str) -> None:
+        self._job = job
+        self.chat.set_busy(True)
+        self.status.set_engine("loading" if job == "ask" else "extracting")
 
     def _on_chat_event(self, event: object) -> None:
         if isinstance(event, ChatStarted):
             self.conversation_id = event.conversation_id
-            self.model_label.setText(f"model: {event.model_label}")
-            self.demo_badge.setVisible(event.demo_model)
+            self._pending_user = event.user_message_id
+            self.status.show_answering_model(event.model_label, event.demo_model)
+            self.conversation_list.set_documents(self.conversation_list.document_ids, select=event.conversation_id)
         elif isinstance(event, EngineStatus):
             self.engine_label.setText(f"engine: {event.text}")
         elif isinstance(event, PrefillUpdate):
-            self.engine_label.setText(f"engine: reading {event.done:,}/{event.total:,}")
+            self.status.set_engine("reading", f"{event.done:,}/{event.total:,} tokens")
             self.chat.set_prefill(event.done, event.total, event.eta_s)
         elif isinstance(event, AnswerDelta):
-            self.engine_label.setText("engine: answering")
+            if self.engine_label.text() != "engine: answering":
+                self.status.set_engine("answering")
             self.chat.append(event.channel, event.text)
         elif isinstance(event, AnswerDone):
-            self.chat.finish_answer(event.message)
+            user = self._stored_message(self._pending_user)
+            self.chat.finish_answer(event.message, user)
+            if event.stats is not None:
+                used = event.stats.prompt_tokens + event.stats.completion_tokens
+                self.status.set_context(used, event.stats.n_ctx)
+
+    def _stored_message(self, message_id: int | None) -> MessageRow | None:
+        if message_id is None:
+            return None
+        try:
+            return self.conversations.message(message_id)
+        except NotFound:
+            return None
 
     def _on_chat_finished(self) -> None:
-        self._set_busy(False)
+        job, self._job = self._job, None
+        self.chat.set_busy(False)
+        self.status.set_engine("idle")
+        if self._selection_changed_meanwhile:  # the user picked other documents during the answer
+            self._selection_changed_meanwhile = False
+            self._on_selection(self.library.selected_ids())
+        if job == "extract" and self.extraction is not None and self.extraction.finished_status is None:
+            self.extraction.finish("failed", "the run stopped")
 
     def _on_chat_failed(self, reason: str) -> None:
-        self.chat.fail_answer(reason)
+        if self._job == "extract" and self.extraction is not None:
+            self.extraction.finish("failed", reason)
+        else:
+            self.chat.fail_answer(reason)
         self.statusBar().showMessage(reason, 10000)
+
+    def _on_copied(self, _message_id: int) -> None:
+        self.statusBar().showMessage("Answer copied (Markdown, with its citations)", 4000)
+
+    # -- extraction ----------------------------------------------------------------------------
+    def run_extraction(self, template_key: str | None = None, document_ids: list[int] | None = None) -> None:
+        ids = document_ids if document_ids is not None else self.library.selected_ids()
+        if not ids:
+            self.statusBar().showMessage("Select the documents to extract from first", 5000)
+            return
+        if not self._engine_free():
+            return
+        store = self.work_menu.templates()
+        if template_key is None:
+            keys = [f"{t.key}: {t.name}" for t in store.all()]
+            choice, ok = QInputDialog.getItem(self, "Run extraction", "Template", keys, 0, False)
+            if not ok:
+                return
+            template_key = choice.split(":")[0]
+        template = store.get(template_key)
+        dialog = ExtractionRunDialog(self.ctx, template.name, len(ids), self)
+        dialog.cancel_requested.connect(self.stop)
+        dialog.table.evidence_requested.connect(self.work_menu.open_evidence)
+        self.extraction = dialog
+        dialog.show()
+        self._start_job("extract")
+        self.extract_job.emit(ExtractJob(template_key, ids))
+
+    def _on_extraction_event(self, event: object) -> None:
+        if isinstance(event, PrefillUpdate):
+            self.status.set_engine("reading", f"{event.done:,}/{event.total:,} tokens")
+        elif isinstance(event, EngineStatus):
+            self.engine_label.setText(f"engine: {event.text}")
+        else:
+            self.status.set_engine("extracting")
+        if self.extraction is not None:
+            self.extraction.on_event(event)
 
     # -- shutdown ------------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
-        self.chat_worker.cancel()
-        for worker, thread in ((self.chat_worker, self.chat_thread), (self.ingest_worker, self.ingest_thread)):
-            # Run the worker's cleanup on its own thread, then stop the thread.
-            from PySide6.QtCore import QMetaObject
-
-            QMetaObject.invokeMethod(worker, "shutdown", Qt.ConnectionType.BlockingQueuedConnection)
-            thread.quit()
-            thread.wait(10000)
+        # Runs once: a second close (a test harness, a quit after close) must not wait on threads
+        # that have already stopped, which would block forever.
+        if not self._closed:
+            self._closed = True
+            self.chat_worker.cancel()
+            self.ingest_worker.cancel()
+            for worker, thread in ((self.chat_worker, self.chat_thread), (self.ingest_worker, self.ingest_thread)):
+                if thread.isRunning():  # run the worker's cleanup on its own thread, then stop it
+                    QMetaObject.invokeMethod(worker, "shutdown", Qt.ConnectionType.BlockingQueuedConnection)
+                    thread.quit()
+                    thread.wait(10000)
+            self.viewer.shutdown()
         super().closeEvent(event)
 
 

@@ -10,6 +10,7 @@ Tooltips holding model output go through plain_tooltip().
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QUrl
@@ -47,27 +48,28 @@ class SafeTextBrowser(QTextBrowser):
         defuse(document)
 
 
-def defuse(document: QTextDocument) -> None:
-    """Make every non-Folio link plain text and replace every image with a note."""
+def defuse(document: QTextDocument, keep: Callable[[str], bool] = is_folio_anchor, start: int = 0) -> None:
+    """From position `start` on, make every link `keep` refuses plain text and replace every image
+    with a note."""
     links: list[tuple[int, int, QTextCharFormat]] = []
     images: list[tuple[int, int]] = []
-    block = document.begin()
+    block = document.findBlock(start)
     while block.isValid():
         it = block.begin()
         while not it.atEnd():
             fragment = it.fragment()
-            if fragment.isValid():
+            if fragment.isValid() and fragment.position() + fragment.length() > start:
                 fmt = fragment.charFormat()
                 span = (fragment.position(), fragment.position() + fragment.length())
                 if fmt.isImageFormat():
                     images.append(span)
-                elif (fmt.isAnchor() or fmt.anchorHref()) and not is_folio_anchor(fmt.anchorHref()):
+                elif (fmt.isAnchor() or fmt.anchorHref()) and not keep(fmt.anchorHref()):
                     links.append((*span, fmt))
             it += 1
         block = block.next()
     cursor = QTextCursor(document)
-    for start, end, fmt in links:
-        cursor.setPosition(start)
+    for first, end, fmt in links:
+        cursor.setPosition(first)
         cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
         fmt.setAnchor(False)
         fmt.setAnchorHref("")
@@ -75,7 +77,7 @@ def defuse(document: QTextDocument) -> None:
         fmt.setFontUnderline(False)
         fmt.clearForeground()
         cursor.setCharFormat(fmt)
-    for start, end in reversed(images):  # from the end, so earlier positions stay valid
-        cursor.setPosition(start)
+    for first, end in reversed(images):  # from the end, so earlier positions stay valid
+        cursor.setPosition(first)
         cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
         cursor.insertText(IMAGE_NOTE, QTextCharFormat())

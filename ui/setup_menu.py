@@ -70,19 +70,13 @@ class SetupMenu(QObject):
     # -- the window follows ----------------------------------------------------------------------------
     @Slot()
     def model_changed(self) -> None:
-        self._win()._show_model()
+        self._win().status.show_active_model()
 
     @Slot(bool)
     def settings_saved(self, engine_changed: bool) -> None:
         window = self._win()
-        server = self.ctx.settings.server_url.strip()
-        window.offline_badge.setText(f"● server {server}" if server else "● offline")
-        window.offline_badge.setToolTip(
-            f"Documents and questions go to the model server at {server} (Tools > Settings to stop)"
-            if server
-            else "Folio opens no network connections"
-        )
-        window._show_model()
+        window.status.show_network()
+        window.status.show_active_model()
         if engine_changed:
             # The chat worker drops its engine after the current answer; the next question makes a new
             # one from the new settings (a model server, or the local engine with the new plan).

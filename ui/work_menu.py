@@ -1,7 +1,8 @@
 """The Work menu: search, extraction tables and templates, exports and the audit log.
 
 It only uses the Qt-free services in app/ (Search, ExtractionService tables, TemplateStore,
-Exporter, AuditLog); running an extraction from the window is left to the window's workers.
+Exporter, AuditLog). A run from the window goes to the window's chat worker, the engine's one
+owner (MainWindow.run_extraction); search hits and table cells open the window's viewer.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from app.audit import AuditLog
 from app.errors import USER_ERRORS, one_line
 from app.export import Exporter, safe_filename
 from app.extraction import load_evidence, load_run_info, load_table
+from app.passages import query_terms
 from app.search import Search
 from app.templates import TemplateStore
 from ui.extraction_table import ExtractionTableView
@@ -47,6 +49,7 @@ class WorkMenu:
         self.actions: dict[str, QAction] = {}
         for key, text, shortcut, slot in (
             ("search", "&Search…", "Ctrl+Shift+F", self.search),
+            ("run_extraction", "&Run extraction on selected documents…", "", self.run_extraction),
             ("table", "Extraction &table…", "", self.show_table),
             ("templates", "&Templates…", "", self.edit_template),
             ("export_conversation", "Export &conversation…", "", self.export_conversation),
@@ -75,10 +78,16 @@ class WorkMenu:
 
     def search(self) -> SearchPanel:
         panel = SearchPanel(Search(self.ctx.db))
-        panel.open_page.connect(lambda doc, page: self._say(f"#{doc} p. {page}"))
-        panel.open_message.connect(lambda conv, msg: self._say(f"conversation {conv}, message {msg}"))
+        panel.open_page.connect(lambda doc, page: self.window.open_page(doc, page, query_terms(panel.box.text())))
+        panel.open_message.connect(self.window.open_message)
         self._show(_dialog(self.window, "Search", panel))
         return panel
+
+    def run_extraction(self) -> None:
+        self.window.run_extraction()
+
+    def templates(self) -> TemplateStore:
+        return TemplateStore.for_config(self.ctx.paths.config_dir)
 
     def _show(self, dialog: QDialog) -> None:
         self.dialogs.append(dialog)
@@ -98,14 +107,20 @@ class WorkMenu:
             run_id = int(choice.split(":")[0])
         view = ExtractionTableView()
         view.set_table(load_table(self.ctx, run_id))
-        view.evidence_requested.connect(self._evidence)
+        view.evidence_requested.connect(self.open_evidence)
         self._show(_dialog(self.window, f"Extraction run {run_id}", view))
         return view
 
-    def _evidence(self, run_id: int, document_id: int, field_key: str) -> None:
-        evidence = load_evidence(self.ctx, run_id, document_id, field_key)
+    def open_evidence(self, run_id: int, document_id: int, field_key: str) -> None:
+        """A table cell: its page in the viewer with the quote marked, and the quote in the status bar."""
+        try:
+            evidence = load_evidence(self.ctx, run_id, document_id, field_key)
+        except USER_ERRORS as exc:
+            self._say(one_line(exc))
+            return
         where = f"p. {evidence.label or evidence.page}" if evidence.page else "no page"
         check = "verified" if evidence.verified else "NOT verified"
+        self.window.open_evidence(evidence)
         self._say(f'{evidence.title}, {where}: "{evidence.quote}" ({check})')
 
     def edit_template(self, key: str | None = None) -> TemplateEditor | None:

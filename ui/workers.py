@@ -1,7 +1,11 @@
 """Qt workers: long work runs on its own thread, one owner per resource, results come back as signals.
 
-The chat worker owns the engine process; the ingest worker owns the writes of new documents.
-Each opens its own SQLite connection. The UI thread only reads and renders.
+The chat worker owns the engine process (questions and extraction runs take turns on it); the
+ingest worker owns the writes of new documents. Each opens its own SQLite connection. The UI
+thread reads, renders and makes the odd one-row write (rename, delete, recent documents).
+
+Connect these signals only to methods of QObjects that live in the UI thread: a lambda or plain
+function has no receiver, so Qt would call it in the worker's thread.
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.chat import ChatEvent, ChatService
 from app.context import AppContext
-from app.errors import USER_ERRORS, one_line
+from app.conversations import Conversations
+from app.errors import USER_ERRORS, Cancelled, one_line
+from app.extraction import ExtractionEvent, ExtractionService
+from app.ingest_process import IngestProcess
 
 
 @dataclass(frozen=True)
@@ -22,6 +29,13 @@ class AskJob:
     question: str
     conversation_id: int | None
     thinking: bool | None = None
+    regenerate: bool = False  # drop the conversation's last exchange first and ask its question again
+
+
+@dataclass(frozen=True)
+class ExtractJob:
+    template_key: str
+    document_ids: list[int]
 
 
 @dataclass(frozen=True)
@@ -33,13 +47,15 @@ class IngestProgress:
 
 class ChatWorker(QObject):
     chat_event = Signal(object)  # app.chat.ChatEvent
+    extraction_event = Signal(object)  # app.extraction.ExtractionEvent
     failed = Signal(str)
-    finished = Signal()
+    finished = Signal()  # after every job, question or extraction run
 
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self._base = ctx
         self._service: ChatService | None = None
+        self._extraction: ExtractionService | None = None
 
     def _svc(self) -> ChatService:
         if self._service is None:  # created on the worker thread: its DB connection lives here
@@ -49,9 +65,12 @@ class ChatWorker(QObject):
     @Slot(object)
     def ask(self, job: AskJob) -> None:
         try:
+            question = job.question
+            if job.regenerate and job.conversation_id is not None:
+                question = Conversations(self._svc().ctx.db).drop_last_exchange(job.conversation_id)
             self._svc().ask(
                 job.document_ids,
-                job.question,
+                question,
                 conversation_id=job.conversation_id,
                 thinking=job.thinking,
                 on_event=self._emit,
@@ -66,17 +85,44 @@ class ChatWorker(QObject):
     def _emit(self, event: ChatEvent) -> None:
         self.chat_event.emit(event)
 
+    @Slot(object)
+    def extract(self, job: ExtractJob) -> None:
+        """Fill an extraction table on the same engine as chat (one owner of the llama.cpp model)."""
+        try:
+            service = self._extractor()
+            template = service.templates.get(job.template_key)
+            run_id = service.start_run(template, job.document_ids)
+            service.run(run_id, job.document_ids, on_event=self._emit_extraction)
+        except USER_ERRORS as exc:
+            self.failed.emit(one_line(exc))
+        except Exception as exc:
+            self.failed.emit(f"unexpected error: {type(exc).__name__}: {one_line(exc)}")
+        finally:
+            self.finished.emit()
+
+    def _extractor(self) -> ExtractionService:
+        if self._extraction is None:
+            chat = self._svc()
+            self._extraction = ExtractionService(chat.ctx, engine=chat.engine)
+        return self._extraction
+
+    def _emit_extraction(self, event: ExtractionEvent) -> None:
+        self.extraction_event.emit(event)
+
     def cancel(self) -> None:
-        """Called from the UI thread: only sets the engine's cancel flag, which is thread-safe."""
+        """Called from the UI thread: only sets cancel flags, which are thread-safe."""
+        if self._extraction is not None:
+            self._extraction.cancel()  # also stops a run between two fields
         if self._service is not None:
             self._service.cancel()
 
     @Slot()
     def shutdown(self) -> None:
         if self._service is not None:
-            self._service.close()
+            self._service.close()  # the extraction service shares this engine
             self._service.ctx.close()
             self._service = None
+            self._extraction = None
 
 
 class IngestWorker(QObject):
@@ -89,15 +135,27 @@ class IngestWorker(QObject):
         super().__init__()
         self._base = ctx
         self._ctx: AppContext | None = None
+        self._cancel = False
+        self._reader = IngestProcess()  # MuPDF's long calls hold the GIL: read in a child process
+
+    def cancel(self) -> None:
+        """Called from the UI thread: the file being read is abandoned and the batch stops."""
+        self._cancel = True
+        self._reader.stop()
 
     @Slot(list, object)
     def add(self, paths: list[str], password: str | None) -> None:
         if self._ctx is None:
             self._ctx = self._base.reopen()
+        self._cancel = False
         for index, path in enumerate(paths):
+            if self._cancel:
+                break
             self.progress.emit(IngestProgress(index, len(paths), path))
             try:
-                result = self._ctx.library.add(path, password=password, limits=self._ctx.limits)
+                result = self._ctx.library.add(path, password=password, limits=self._ctx.limits, load=self._reader.load)
+            except Cancelled:
+                break
             except USER_ERRORS as exc:
                 self.rejected.emit(path, one_line(exc))
                 continue
@@ -109,6 +167,7 @@ class IngestWorker(QObject):
 
     @Slot()
     def shutdown(self) -> None:
+        self._reader.close()
         if self._ctx is not None:
             self._ctx.close()
             self._ctx = None

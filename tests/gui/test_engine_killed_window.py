@@ -34,7 +34,7 @@ def test_engine_killed_mid_answer_is_reported_and_the_next_question_works(window
     before = {p.pid for p in _engines()}
     window.chat.input.setPlainText("Write a long story about the parties to this agreement.")
     window.chat.send_button.click()
-    qtbot.waitUntil(lambda: bool(window.chat._live_answer), timeout=120000)  # streaming: mid-answer
+    qtbot.waitUntil(lambda: bool(window.chat.transcript.live_answer), timeout=120000)  # streaming: mid-answer
     engines = [p for p in _engines() if p.pid not in before]
     assert len(engines) == 1
     engines[0].send_signal(signal.SIGKILL)

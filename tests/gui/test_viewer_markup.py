@@ -59,7 +59,9 @@ def _answer(text: str) -> MessageRow:
 def _assert_inert(panel: ChatPanel) -> None:
     document = panel.transcript.document()
     hrefs, images = _formats(document)
-    assert hrefs == [] and images == []
+    # Only Folio's own links survive (here: the control that folds the thinking away).
+    assert all(h.startswith("folio://") for h in hrefs) and images == []
+    assert not any(bad in h for h in hrefs for bad in EXTERNAL)
     text = panel.transcript_text()
     # The HTML is shown as the characters it is, not interpreted...
     assert "<script>alert('pwned')</script>" in text and '<img src="file:///etc/hostname"' in text
@@ -72,7 +74,7 @@ def test_a_hostile_answer_renders_inert_while_streaming_and_when_done(qtbot) -> 
     panel = ChatPanel()
     qtbot.addWidget(panel)
     panel.show()
-    panel.begin_answer("What does <b>it</b> say? [x](http://evil.example/q)")
+    panel.begin_answer("What does <b>it</b> say? [x](http://evil.example/q)", [])
     panel.append("thinking", "[thinking link](http://evil.example/t) ![t](file:///etc/hostname)")
     panel.append("answer", HOSTILE)
     qtbot.waitUntil(lambda: "markdown link" in panel.transcript_text(), timeout=5000)

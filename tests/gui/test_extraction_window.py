@@ -1,0 +1,55 @@
+"""An extraction run from the window, on the chat worker's engine (the real starter model): progress,
+the table filling in, cancel, and the engine free for questions afterwards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.templates import TemplateStore
+
+pytestmark = [pytest.mark.gui, pytest.mark.e2e]
+
+
+def _short_template(window, fields: int) -> str:  # type: ignore[no-untyped-def]
+    names = [("Governing Law", "Which law governs."), ("Monthly Fee", "The monthly fee."), ("Notice", "Notice period.")]
+    TemplateStore.for_config(window.ctx.paths.config_dir).create("short", "Short", names[:fields])
+    extraction = window.ctx.settings.extraction  # shared with the workers: small answers keep it quick
+    extraction.value_chars, extraction.quote_chars = 12, 40
+    return "short"
+
+
+def test_run_fills_the_table_live_and_frees_the_engine(qtbot, window, contract_pdf: Path) -> None:  # type: ignore[no-untyped-def]
+    doc = window.ctx.library.add(contract_pdf).document
+    window.refresh_library(select=doc.id)
+    key = _short_template(window, 2)
+    window.run_extraction(key)
+    dialog = window.extraction
+    assert dialog is not None and dialog.isVisible() and not dialog.close_button.isEnabled()
+    assert not window.chat.send_button.isEnabled()  # one engine: questions wait for the run
+    window._ask("Which law?")
+    assert "busy with an extraction run" in window.statusBar().currentMessage()
+    qtbot.waitUntil(lambda: dialog.finished_status is not None, timeout=180000)
+    assert dialog.finished_status == "complete" and dialog.progress.value() == 2
+    assert dialog.table.model.rowCount() == 1 and dialog.table.model.columnCount() == 2
+    assert all(dialog.table.model.table.cell(doc.id, k) is not None for k in ("governing_law", "monthly_fee"))
+    assert dialog.close_button.isEnabled() and window.chat.send_button.isEnabled()
+    assert window.engine_label.text() == "engine: idle"
+    assert window.chat_worker._extraction is not None
+    assert window.chat_worker._extraction.engine is window.chat_worker._service.engine  # the same llama.cpp owner
+
+
+def test_cancel_stops_the_run_and_keeps_what_is_stored(qtbot, window, contract_pdf: Path) -> None:  # type: ignore[no-untyped-def]
+    doc = window.ctx.library.add(contract_pdf).document
+    window.refresh_library(select=doc.id)
+    window.run_extraction(_short_template(window, 3))
+    dialog = window.extraction
+    qtbot.waitUntil(lambda: dialog.progress.value() >= 1, timeout=180000)
+    dialog.cancel_button.click()
+    qtbot.waitUntil(lambda: dialog.finished_status is not None, timeout=60000)
+    assert dialog.finished_status == "cancelled" and "Cancelled" in dialog.status.text()
+    stored = window.ctx.db.execute("SELECT count(*) FROM extraction_cells").fetchone()[0]
+    assert 1 <= stored < 3
+    assert window.ctx.db.execute("SELECT status FROM extraction_runs").fetchone()[0] == "cancelled"
+    assert window.chat.send_button.isEnabled()

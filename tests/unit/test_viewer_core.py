@@ -1,0 +1,162 @@
+"""The Qt-free parts of the viewer: where a quote is on a real page, citation links and their states,
+recent documents, dropping the last exchange, and drawing pages from the original file."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.citation_targets import BAD_ANCHOR, QUOTE_MISSING, UNQUOTED, VERIFIED, link_citations, targets
+from app.passages import Word, find_in_blocks, find_passage, find_terms, query_terms, words_from_pymupdf
+from tests.fixtures.pdfs import GOVERNING_LAW_PAGE, make_contract_pdf, make_text_pdf
+
+LAW_QUOTE = "governed by and construed in accordance with the laws of the State of Delaware"
+
+
+def _page_words(pdf: Path, page: int) -> list[Word]:
+    import pymupdf
+
+    with pymupdf.open(pdf) as doc:
+        return words_from_pymupdf(doc[page - 1].get_text("words", sort=True))
+
+
+def test_quote_found_on_the_real_page_spans_its_lines(tmp_path: Path) -> None:
+    pdf = make_contract_pdf(tmp_path / "c.pdf")
+    words = _page_words(pdf, GOVERNING_LAW_PAGE)
+    match = find_passage(words, LAW_QUOTE)
+    assert match is not None and match.exact
+    assert len(match.rects) == 2  # the sentence wraps onto a second line
+    top = min(r[1] for r in match.rects)
+    law = next(w for w in words if w.text == "Delaware,")
+    assert top <= law.rect[1] <= max(r[3] for r in match.rects)
+    # Case, curly quotes and spacing do not matter; a changed word is still placed (fuzzy), a wrong page is not.
+    assert find_passage(words, "GOVERNED  by and construed in accordance with the laws of the State of “Delaware”")
+    fuzzy = find_passage(words, "governed by and construed in accordance with the law of the State of Delaware")
+    assert fuzzy is not None and not fuzzy.exact
+    assert find_passage(_page_words(pdf, 1), LAW_QUOTE) is None
+    assert find_passage(words, "Ontario courts decide every dispute") is None
+
+
+def test_a_word_hyphenated_at_a_line_end_is_found(tmp_path: Path) -> None:
+    text = "The licensee may not assign this agreement without prior written consent of the licen-\nsor in any case."
+    pdf = make_text_pdf(tmp_path / "h.pdf", [text])
+    words = _page_words(pdf, 1)
+    assert any(w.text.endswith("-") for w in words)
+    match = find_passage(words, "written consent of the licensor in any case")
+    assert match is not None and match.exact and len(match.rects) == 2
+
+
+def test_blocks_fallback_and_search_terms() -> None:
+    blocks = [((0.0, 0.0, 10.0, 10.0), "First block about fees."), ((0.0, 20.0, 10.0, 30.0), "Delaware law applies.")]
+    assert find_in_blocks(blocks, "delaware LAW applies").rects == ((0.0, 20.0, 10.0, 30.0),)  # type: ignore[union-attr]
+    assert find_in_blocks(blocks, "nothing like this") is None
+    words = [Word((0, 0, 5, 5), "Termination,", (0, 0)), Word((6, 0, 9, 5), "terminates", (0, 0))]
+    assert query_terms('"termination" for conv*') == ("termination", "for", "conv*")
+    assert find_terms(words, ("termination",)) == ((0, 0, 5, 5),)
+    assert len(find_terms(words, ("termin*",))) == 2
+
+
+def test_citation_states_and_links() -> None:
+    answer = 'Delaware: "the laws of the State of Delaware" [p. 4]; fees [p. 2]; "made up" [p. 3]; [p. 9]; [t 00:01:05]'
+    from app.citations import DocumentIndex, check, find_citations
+
+    pages = {2: "fees are due", 3: "confidential", 4: "governed by the laws of the State of Delaware"}
+    index = DocumentIndex({}, 4, 120.0, lambda p: pages.get(p, ""))
+    stored = [c.to_dict() for c in check(find_citations(answer), [index])]
+    found = targets(stored, [7])
+    assert [t.state for t in found] == [VERIFIED, UNQUOTED, QUOTE_MISSING, BAD_ANCHOR, UNQUOTED]
+    assert [t.trusted for t in found] == [True, True, False, False, True]
+    assert found[0].document_id == 7 and found[0].page == 4 and found[0].quote == "the laws of the State of Delaware"
+    assert found[4].kind == "time" and found[4].t_seconds == 65.0
+    assert "not found on p. 3" in found[2].tooltip and "Not verified" in found[3].tooltip
+    linked = link_citations(answer, stored, lambda i: f"folio://x/{i}")
+    assert r"[\[p\. 4\]](folio://x/0)" in linked and r"[\[t 00:01:05\]](folio://x/4)" in linked
+    assert linked.count("](folio://x/") == 5 and linked.startswith('Delaware: "the laws')
+    # Offsets that no longer match the text are left alone rather than linking the wrong words.
+    assert link_citations("changed text", stored, lambda i: "x") == "changed text"
+
+
+def test_recent_documents_newest_first(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from app.recent import RecentDocuments
+
+    a = ctx.library.add(make_contract_pdf(tmp_path / "a.pdf")).document
+    b = ctx.library.add(make_text_pdf(tmp_path / "b.pdf", ["Another agreement about software licences."])).document
+    recent = RecentDocuments(ctx.db)
+    assert recent.list() == []
+    recent.touch(a.id)
+    recent.touch(b.id)
+    recent.touch(a.id)
+    assert [d.id for d in recent.list()] == [a.id, b.id]
+    ctx.db.execute("DELETE FROM documents WHERE id = ?", [b.id])
+    assert [d.id for d in recent.list()] == [a.id]
+
+
+def test_drop_last_exchange_removes_the_question_and_its_answers(ctx) -> None:  # type: ignore[no-untyped-def]
+    from app.conversations import Conversations
+    from app.errors import NotFound
+
+    conversations = Conversations(ctx.db)
+    conv = conversations.create([], "t")
+    conversations.add_message(conv, "user", "first?")
+    conversations.add_message(conv, "assistant", "one")
+    conversations.add_message(conv, "user", "second?")
+    conversations.add_message(conv, "assistant", "two", status="error")
+    assert conversations.drop_last_exchange(conv) == "second?"
+    assert [m.text for m in conversations.messages(conv)] == ["first?", "one"]
+    conversations.drop_last_exchange(conv)
+    with pytest.raises(NotFound):
+        conversations.drop_last_exchange(conv)
+
+
+def test_pages_come_from_the_original_until_it_moves(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from app.page_render import PageRenderer, locate_original
+
+    pdf = make_contract_pdf(tmp_path / "c.pdf")
+    doc = ctx.library.add(pdf).document
+    renderer = PageRenderer(ctx.library)
+    content = renderer.content(doc, GOVERNING_LAW_PAGE, 2.0, quote=LAW_QUOTE)
+    assert content.pixels is not None and content.pixels.width == round(595 * 2.0) and content.note == ""
+    assert content.highlight is not None and content.highlight.exact
+    assert content.text and "Delaware" in content.text
+    renderer.close()
+
+    moved = tmp_path / "elsewhere.pdf"
+    shutil.move(pdf, moved)
+    assert locate_original(ctx.library, doc) is None
+    renderer = PageRenderer(ctx.library)
+    content = renderer.content(doc, GOVERNING_LAW_PAGE, 2.0, quote=LAW_QUOTE)
+    assert content.pixels is None and "no longer at" in content.note
+    assert content.highlight is not None  # found in the stored text blocks instead
+    renderer.close()
+
+    moved.write_bytes(moved.read_bytes() + b"\n%changed")  # the same path with other bytes is not the original
+    ctx.library.add(moved)
+    assert locate_original(ctx.library, doc) is None
+
+
+def test_banded_drawing_matches_one_call(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+    import pymupdf
+
+    from app.page_render import BAND_PIXELS, PageRenderer
+    from tests.fixtures.media import make_scan, make_scanned_pdf, render_text_page
+
+    pdf = make_scanned_pdf(tmp_path / "s.pdf", [make_scan(render_text_page(), degrees=1.0)], text_page="Plain text.")
+    doc = ctx.library.add(pdf).document
+    renderer = PageRenderer(ctx.library)
+    scale = 2.3
+    with pymupdf.open(pdf) as original:
+        for number in (1, 2):
+            drawn = renderer.render(doc, number, scale)
+            assert drawn is not None and drawn.height * drawn.width > 2 * BAND_PIXELS  # really drawn in bands
+            one = original[number - 1].get_pixmap(matrix=pymupdf.Matrix(scale, scale), alpha=False)
+            assert (drawn.width, drawn.height) == (one.width, one.height)
+            a = np.frombuffer(drawn.samples, np.uint8).astype(int)
+            b = np.frombuffer(one.samples, np.uint8).astype(int)
+            if number == 1:  # text: identical
+                assert drawn.samples == one.samples
+            else:  # a scaled picture is resampled per band: a shade or two apart, invisible
+                assert np.abs(a - b).max() <= 8 and np.abs(a - b).mean() < 0.5
+    renderer.close()

@@ -1,0 +1,87 @@
+"""The permanent part of the status bar: engine state, context gauge, model and tier, network badge."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
+
+from app.context import AppContext
+from app.models import STARTER_NOTICE
+from app.tiers import tier_name
+from ui.safe_text import plain_tooltip
+
+ENGINE_STATES = {
+    "idle": "idle",
+    "loading": "loading the model",
+    "reading": "reading",
+    "answering": "answering",
+    "stopping": "stopping",
+    "extracting": "extracting",
+}
+
+
+class StatusWidgets:
+    def __init__(self, bar: QStatusBar, ctx: AppContext) -> None:
+        self.ctx = ctx
+        self.engine_label = QLabel("engine: idle")
+        self.engine_label.setObjectName("engineState")
+        self.gauge = QProgressBar()
+        self.gauge.setObjectName("contextGauge")
+        self.gauge.setMaximumWidth(220)
+        self.gauge.setTextVisible(True)
+        self.gauge.setToolTip("Tokens in the model's context (documents, conversation, answer) / context size")
+        self.gauge.setVisible(False)
+        self.model_label = QLabel("model: …")
+        self.demo_badge = QLabel("DEMO MODEL")
+        self.demo_badge.setObjectName("demoBadge")
+        self.demo_badge.setToolTip(STARTER_NOTICE)
+        self.demo_badge.setStyleSheet("background:#b45309;color:white;padding:1px 6px;border-radius:3px;")
+        self.offline_badge = QLabel()
+        self.offline_badge.setObjectName("networkBadge")
+        for widget in (self.engine_label, self.gauge, self.model_label, self.demo_badge, self.offline_badge):
+            bar.addPermanentWidget(widget)
+        self.show_network()
+        self.show_active_model()
+
+    def show_network(self) -> None:
+        server = self.ctx.settings.server_url.strip()
+        self.offline_badge.setText(f"● server {server}" if server else "● offline")
+        self.offline_badge.setToolTip(
+            plain_tooltip(f"Documents and questions go to the model server at {server} (Tools > Settings to stop)")
+            if server
+            else "Folio opens no network connections"
+        )
+
+    def show_active_model(self) -> None:
+        if self.ctx.settings.server_url.strip():  # the server's model is named on the first answer
+            self.model_label.setText("model: on the model server")
+            self.demo_badge.setVisible(False)
+            return
+        rows = [r for r in self.ctx.models.all() if r.sha256 == self.ctx.settings.active_model]
+        if not rows:
+            self.model_label.setText("model: Gemma 3 270M starter")
+            self.model_label.setToolTip("tier: demo (the starter model, not for real work)")
+            self.demo_badge.setVisible(True)
+            return
+        record = rows[0]
+        tier = "demo" if record.is_starter else (tier_name(record.facts) or "custom")
+        self.model_label.setText(f"model: {record.label} · {tier}")
+        self.model_label.setToolTip(plain_tooltip(f"{record.path}\nsha256 {record.sha256}\ntier: {tier}"))
+        self.demo_badge.setVisible(record.is_starter)
+
+    def show_answering_model(self, label: str, demo: bool) -> None:
+        tier = "demo" if demo else ""
+        self.model_label.setText(f"model: {label}" + (f" · {tier}" if tier and "demo" not in label else ""))
+        self.demo_badge.setVisible(demo)
+
+    def set_engine(self, state: str, detail: str = "") -> None:
+        text = ENGINE_STATES.get(state, state)
+        self.engine_label.setText(f"engine: {text}" + (f" ({detail})" if detail else ""))
+
+    def set_context(self, used: int, n_ctx: int) -> None:
+        if n_ctx <= 0:
+            self.gauge.setVisible(False)
+            return
+        self.gauge.setVisible(True)
+        self.gauge.setMaximum(n_ctx)
+        self.gauge.setValue(min(used, n_ctx))
+        self.gauge.setFormat(f"context {used:,} / {n_ctx:,}")
