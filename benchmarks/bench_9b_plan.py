@@ -26,6 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks.results import write_section  # noqa: E402
 from inference.chat_format import Message, template_for  # noqa: E402
 from inference.engine_api import EngineConfig, GenerateRequest, Sampling  # noqa: E402
 from inference.engine_process import EngineProcess  # noqa: E402
@@ -35,7 +36,6 @@ from inference.planner import GiB, Hardware, MiB, PlanRequest, plan  # noqa: E40
 from inference.prompt import PromptDocument, SourceBlock, build_messages, render_prompt  # noqa: E402
 from tests.fixtures.tiny_qwen35 import QWEN35_9B, write_qwen35_gguf  # noqa: E402
 
-RESULTS = REPO / "benchmarks" / "RESULTS.md"
 HEADING = "## Engine: the 262K-token plan on a 9B-shaped qwen35 (benchmarks/bench_9b_plan.py)"
 FULL = 262_144
 
@@ -164,20 +164,8 @@ def main() -> int:
         *rows,
     ]
     print("\n".join(lines))
-    write_results(lines)
+    write_section(HEADING, lines)
     return 0
-
-
-def write_results(lines: list[str]) -> None:
-    section = "\n".join([HEADING, "", *lines]).rstrip() + "\n"
-    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    if HEADING in text:
-        before, _, rest = text.partition(HEADING)
-        nxt = rest.find("\n## ")
-        text = before + section + (rest[nxt + 1 :] if nxt >= 0 else "")
-    else:
-        text = text.rstrip() + "\n\n" + section
-    RESULTS.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

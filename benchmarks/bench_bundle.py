@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "RESULTS.md"
+from benchmarks.results import write_section  # noqa: E402
+
 HEADING = "## Bundle: size and --self-test (issue 7)"
 MiB = 1024 * 1024
 
@@ -122,14 +123,6 @@ def answer_seconds(summary: str) -> float:
     return float(match[1]) if match else float("nan")
 
 
-def write_section(text: str) -> None:
-    current = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    pattern = re.compile(rf"^{re.escape(HEADING)}\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
-    found = pattern.search(current)
-    current = pattern.sub(lambda _m: text, current) if found else current.rstrip("\n") + "\n\n" + text
-    RESULTS.write_text(current, encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=2, help="alternating source/bundle runs (default 2)")
@@ -198,7 +191,7 @@ def main() -> int:
     ]
     text = "\n".join(lines)
     print(text)
-    write_section(text)
+    write_section(HEADING, lines)
     return 0
 
 

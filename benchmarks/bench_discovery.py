@@ -26,11 +26,11 @@ from gguf import GGUFReader
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks.results import write_section  # noqa: E402
 from inference.gguf_facts import read_facts  # noqa: E402
 from inference.gguf_native import read_header  # noqa: E402
 from tests.fixtures.tiny_qwen35 import TINY, write_qwen35_gguf  # noqa: E402
 
-RESULTS = REPO / "benchmarks" / "RESULTS.md"
 HEADING = "## Model discovery: looking at a GGUF (benchmarks/bench_discovery.py)"
 VOCAB = 248_320
 ROUNDS = 3
@@ -83,20 +83,8 @@ def main() -> int:
         "(then cached per file, size and mtime in the model cache's facts/ folder).",
     ]
     print("\n".join(lines))
-    write_results(lines)
+    write_section(HEADING, lines)
     return 0
-
-
-def write_results(lines: list[str]) -> None:
-    section = "\n".join([HEADING, "", *lines]).rstrip() + "\n"
-    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    if HEADING in text:
-        before, _, rest = text.partition(HEADING)
-        nxt = rest.find("\n## ")
-        text = before + section + (rest[nxt + 1 :] if nxt >= 0 else "")
-    else:
-        text = text.rstrip() + "\n\n" + section
-    RESULTS.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from app.models import assemble_starter  # noqa: E402
+from benchmarks.results import write_section  # noqa: E402
 from inference.chat_format import Message, template_for  # noqa: E402
 from inference.engine import LocalEngine  # noqa: E402
 from inference.engine_api import EngineConfig, GenerateRequest, Sampling  # noqa: E402
@@ -37,7 +38,6 @@ from inference.gguf_facts import read_facts  # noqa: E402
 from inference.planner import Hardware, PlanRequest, estimate_memory, plan  # noqa: E402
 from inference.prompt import PromptDocument, SourceBlock, build_messages, render_prompt  # noqa: E402
 
-RESULTS = REPO / "benchmarks" / "RESULTS.md"
 HEADING = "## Engine: read once, ask many times (benchmarks/bench_engine.py)"
 MiB = 1024 * 1024
 INSTRUCTIONS = "Answer only from the documents. Cite pages as [p. N]."
@@ -271,18 +271,6 @@ def bench_raw_eval(model: Path, tokens_wanted: int, threads: int, rounds: int = 
     ]
 
 
-def write_results(lines: list[str]) -> None:
-    section = "\n".join([HEADING, "", *lines]).rstrip() + "\n"
-    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    if HEADING in text:
-        before, _, rest = text.partition(HEADING)
-        nxt = rest.find("\n## ")
-        text = before + section + (rest[nxt + 1 :] if nxt >= 0 else "")
-    else:
-        text = text.rstrip() + "\n\n" + section
-    RESULTS.write_text(text, encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="2048,8192,16384", help="document sizes in tokens")
@@ -323,7 +311,7 @@ def main() -> int:
     ]
     print("\n".join(lines))
     if not args.no_write:
-        write_results(lines)
+        write_section(HEADING, lines)
     return 0
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import sys
 import tempfile
 import time
@@ -23,6 +22,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from benchmarks.results import write_section  # noqa: E402
+
 SECTION = "## Extraction (issue 6)"
 
 
@@ -122,15 +124,6 @@ def bench_quotes() -> list[str]:
     return lines
 
 
-def write_results(body: list[str]) -> None:
-    path = REPO / "benchmarks" / "RESULTS.md"
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-    section = "\n".join([SECTION, "", *body]).rstrip() + "\n"
-    pattern = re.compile(re.escape(SECTION) + r"\n.*?(?=\n## |\Z)", re.DOTALL)
-    text = pattern.sub(lambda _m: section.rstrip("\n"), text) if SECTION in text else text.rstrip() + "\n\n" + section
-    path.write_text(text.rstrip() + "\n", encoding="utf-8")
-
-
 def main() -> int:
     from app.models import assemble_starter
 
@@ -160,7 +153,7 @@ def main() -> int:
         if not only or "quotes" in only:
             body += ["", "### Quote verification", "", *bench_quotes()]
     print("\n".join(body))
-    write_results(body)
+    write_section(SECTION, body)
     return 0
 
 

@@ -22,8 +22,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from benchmarks.results import write_section  # noqa: E402
+
 CORPUS = REPO.parent / "shared" / "corpus"
-RESULTS = REPO / "benchmarks" / "RESULTS.md"
 HEADING = "## Ingest (benchmarks/bench_ingest.py)"
 
 
@@ -267,18 +269,6 @@ def bench_video() -> list[str]:
     ]
 
 
-def write_results(lines: list[str]) -> None:
-    section = "\n".join([HEADING, "", *lines]).rstrip() + "\n"
-    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    if HEADING in text:
-        before, _, rest = text.partition(HEADING)
-        nxt = rest.find("\n## ")
-        text = before + section + (rest[nxt + 1 :] if nxt >= 0 else "")
-    else:
-        text = text.rstrip() + "\n\n" + section
-    RESULTS.write_text(text, encoding="utf-8")
-
-
 def main() -> int:
     if not (CORPUS / "contracts_pdf").is_dir():
         print(f"corpus not found at {CORPUS}; nothing measured", file=sys.stderr)
@@ -298,7 +288,7 @@ def main() -> int:
     lines += bench_scans()
     lines += bench_video()
     print("\n".join(lines))
-    write_results(lines)
+    write_section(HEADING, lines)
     return 0
 
 

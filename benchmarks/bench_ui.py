@@ -21,7 +21,6 @@ import argparse
 import faulthandler
 import os
 import platform
-import re
 import sys
 import tempfile
 import time
@@ -31,9 +30,11 @@ from typing import NoReturn
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from benchmarks.results import write_section  # noqa: E402
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-RESULTS = REPO / "benchmarks" / "RESULTS.md"
 HEADING = "## UI responsiveness (benchmarks/bench_ui.py)"
 PROBE_MS = 5
 GOAL_MS = 50.0
@@ -378,14 +379,6 @@ def table(rows: list[dict[str, object]]) -> list[str]:
     return lines
 
 
-def write_section(text: str) -> None:
-    current = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    pattern = re.compile(rf"^{re.escape(HEADING)}\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
-    found = pattern.search(current)
-    current = pattern.sub(lambda _m: text, current) if found else current.rstrip("\n") + "\n\n" + text
-    RESULTS.write_text(current, encoding="utf-8")
-
-
 def main() -> int:
     global STACKS
     parser = argparse.ArgumentParser(description=__doc__)
@@ -425,7 +418,7 @@ def main() -> int:
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
-        write_section(text)
+        write_section(HEADING, lines)
     worst = max(float(r["max"]) for r in window_rows)  # type: ignore[arg-type]
     print(f"longest stall in the window: {worst:.0f} ms (goal {GOAL_MS:.0f} ms)")
     return finish(app, 0)

@@ -12,7 +12,6 @@ Run: .venv/bin/python benchmarks/bench_vision.py   (writes its section of benchm
 
 from __future__ import annotations
 
-import re
 import sys
 import tempfile
 import time
@@ -21,11 +20,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks.results import write_section  # noqa: E402
 from inference.engine import EngineConfig, LocalEngine  # noqa: E402
 from inference.vision import estimate_image_tokens  # noqa: E402
 from tests.fixtures.tiny_vision import png_image, write_tiny_mmproj, write_tiny_qwen35  # noqa: E402
 
-RESULTS = REPO / "benchmarks" / "RESULTS.md"
 HEADING = "## Vision: image tokens per page (bench_vision.py)"
 SIZES = {
     "A4 page, 100 dpi": (827, 1169),
@@ -94,14 +93,7 @@ def main() -> None:
     ]
     section = "\n".join([HEADING, "", *table, *notes, ""])
     print(section)
-    _write_section(section)
-
-
-def _write_section(section: str) -> None:
-    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n\n"
-    pattern = re.compile(re.escape(HEADING) + r".*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
-    text = pattern.sub(lambda _m: section + "\n", text) if pattern.search(text) else text.rstrip() + "\n\n" + section
-    RESULTS.write_text(text, encoding="utf-8")
+    write_section(HEADING, [*table, *notes])
 
 
 if __name__ == "__main__":
