@@ -122,11 +122,9 @@ def _docstrings(path: Path) -> tuple[str, dict[str, str]]:
 
 def _first_sentence(text: str) -> str:
     flat = " ".join(text.split())
-    for end in (". ", ": "):
-        if end in flat:
-            flat = flat[: flat.index(end) + 1]
-            break
-    return flat.rstrip(":")
+    if ". " in flat:
+        flat = flat[: flat.index(". ") + 1]
+    return flat
 
 
 def _proves(node: str) -> str:

@@ -119,6 +119,7 @@ def _cells_for(db_path: Path, position: int) -> int:
 
 
 def test_cli_extract_folder_survives_kill_and_resumes(starter_home: Path, tmp_path: Path) -> None:
+    """`folio extract` on a folder, SIGKILLed mid-run, keeps every finished field and resumes where it stopped."""
     from openpyxl import load_workbook
 
     _settings(starter_home, group=1)
