@@ -167,6 +167,7 @@ def test_cli_extract_folder_survives_kill_and_resumes(starter_home: Path, tmp_pa
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # 41 fields through a grammar on 2 shared cores; the folio call has its own hour
 def test_contract_review_gives_a_41_column_table(starter_home: Path, tmp_path: Path) -> None:
     from openpyxl import load_workbook
 
