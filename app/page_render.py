@@ -4,33 +4,32 @@ from the cleaned images in the library, and where a quoted passage sits on each.
 The library keeps a document's text and its scanned-page images, not a copy of the PDF: text pages
 are drawn from the file the document was added from, after checking it still has the same sha256.
 When it has moved or changed, the viewer shows the page's stored text instead and says why.
-Everything here is slow enough to belong on a worker thread; nothing here knows about Qt.
+Everything here is slow enough to belong on a worker thread; nothing here knows about Qt. MuPDF's
+part (pixels, words) runs in a child process by default, see app/page_drawing.py.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from app.library import DocumentRow, Library, StoredPage
-from app.passages import PassageMatch, Rect, Word, find_in_blocks, find_passage, find_terms, words_from_pymupdf
+from app.page_drawing import PageDrawProcess, PagePixels
+from app.passages import PassageMatch, Rect, Word, find_in_blocks, find_passage, find_terms
 from ingest.load import file_sha256
 
-MAX_PIXELS = 40_000_000  # a zoomed-in poster page is drawn smaller rather than eating gigabytes
-OPEN_DOCUMENTS = 2
-BAND_PIXELS = 600_000  # per get_pixmap call: ~10-20 ms of drawing, the longest the UI thread may wait
+__all__ = ["PageContent", "PageDrawer", "PagePixels", "PageRenderer", "decode_image", "locate_original"]
 
 
-@dataclass(frozen=True)
-class PagePixels:
-    """An RGB888 picture of a page; `scale` is pixels per page unit (PDF point or image pixel)."""
+class PageDrawer(Protocol):
+    """Draws pages of a PDF file: app.page_drawing's PageDrawProcess (a child process) or PdfPages."""
 
-    width: int
-    height: int
-    stride: int
-    samples: bytes
-    scale: float
+    def pixels(self, path: str, number: int, scale: float) -> PagePixels | None: ...
+
+    def words(self, path: str, number: int) -> list[Word] | None: ...
+
+    def close(self) -> None: ...
 
 
 def decode_image(data: bytes, max_width: int | None = None) -> PagePixels:
@@ -84,77 +83,57 @@ def locate_original(library: Library, doc: DocumentRow) -> Path | None:
 
 
 class PageRenderer:
-    """Keeps the last few originals open; use from one thread only (PyMuPDF documents are not shared)."""
+    """Finds each document's original once; MuPDF's work is done by `drawer`, by default in a child
+    process started on first use (app/page_drawing.py). Use from one thread only."""
 
-    def __init__(self, library: Library) -> None:
+    def __init__(self, library: Library, drawer: PageDrawer | None = None) -> None:
         self.library = library
-        self._open: dict[int, Any] = {}  # document id -> pymupdf.Document, most recent last
+        self.drawer: PageDrawer = drawer if drawer is not None else PageDrawProcess()
+        self._originals: dict[int, str] = {}  # document id -> a path holding exactly its bytes
         self._missing: set[int] = set()
 
     def close(self) -> None:
-        for doc in self._open.values():
-            doc.close()
-        self._open.clear()
+        self.drawer.close()
 
-    def _pdf(self, doc: DocumentRow) -> Any | None:
-        if doc.id in self._open:
-            self._open[doc.id] = self._open.pop(doc.id)
-            return self._open[doc.id]
+    def _original(self, doc: DocumentRow) -> str | None:
+        if doc.id in self._originals:
+            return self._originals[doc.id]
         if doc.id in self._missing or doc.kind != "pdf":
             return None
         path = locate_original(self.library, doc)
         if path is None:
             self._missing.add(doc.id)
             return None
-        import pymupdf
+        self._originals[doc.id] = str(path)
+        return str(path)
 
-        try:
-            opened = pymupdf.open(path)
-        except (RuntimeError, ValueError):
-            self._missing.add(doc.id)
-            return None
-        if opened.needs_pass:  # encrypted originals were opened with a password we do not keep
-            opened.close()
-            self._missing.add(doc.id)
-            return None
-        self._open[doc.id] = opened
-        while len(self._open) > OPEN_DOCUMENTS:
-            self._open.pop(next(iter(self._open))).close()
-        return opened
+    def _unreadable(self, doc: DocumentRow) -> None:
+        """Damaged, or encrypted (the password it was added with is not kept): show the stored text."""
+        self._originals.pop(doc.id, None)
+        self._missing.add(doc.id)
 
     def original_note(self, doc: DocumentRow) -> str:
         where = doc.source_path
         return f"The original file is no longer at {where} (or has changed): showing the page's text."
 
     def words(self, doc: DocumentRow, number: int) -> list[Word]:
-        pdf = self._pdf(doc)
-        if pdf is None:
+        path = self._original(doc)
+        if path is None:
             return []
-        return words_from_pymupdf(pdf[number - 1].get_text("words", sort=True))
+        words = self.drawer.words(path, number)
+        if words is None:
+            self._unreadable(doc)
+            return []
+        return words
 
     def render(self, doc: DocumentRow, number: int, scale: float) -> PagePixels | None:
-        pdf = self._pdf(doc)
-        if pdf is None:
+        path = self._original(doc)
+        if path is None:
             return None
-        import pymupdf
-
-        page = pdf[number - 1]
-        area = float(page.rect.width * page.rect.height) or 1.0
-        scale = min(scale, (MAX_PIXELS / area) ** 0.5)
-        matrix = pymupdf.Matrix(scale, scale)
-        whole = (page.rect * matrix).irect
-        # MuPDF holds Python's GIL for a whole get_pixmap call: one call for a big page would stall
-        # the UI thread for as long as it draws. Drawn in bands, the GIL is free between them.
-        target = pymupdf.Pixmap(pymupdf.csRGB, whole, False)
-        band = max(16, BAND_PIXELS // max(whole.width, 1))
-        top = whole.y0
-        while top < whole.y1:
-            bottom = min(whole.y1, top + band)
-            clip = pymupdf.Rect(whole.x0, top, whole.x1, bottom) * ~matrix
-            piece = page.get_pixmap(matrix=matrix, clip=clip, colorspace=pymupdf.csRGB, alpha=False)
-            target.copy(piece, piece.irect)
-            top = bottom
-        return PagePixels(target.width, target.height, target.stride, bytes(target.samples_mv), scale)
+        pixels = self.drawer.pixels(path, number, scale)
+        if pixels is None:
+            self._unreadable(doc)
+        return pixels
 
     def content(
         self,

@@ -173,13 +173,49 @@ def test_zoom_redraws_sharper_and_a_moved_original_shows_text(qtbot, window, con
     assert viewer.fit_width
 
     contract_pdf.rename(contract_pdf.with_name("moved.pdf"))
-    viewer.worker._renderer = None  # a new session: nothing cached about the original
+    viewer.worker._renderer.close()  # a new session: nothing cached about the original
+    viewer.worker._renderer = None
     viewer.doc = None
     with qtbot.waitSignal(viewer.page_shown, timeout=10000):
         viewer.show_page(doc.id, GOVERNING_LAW_PAGE, quote=LAW, quote_state=VERIFIED)
     assert viewer.page_stack.currentIndex() == 1 and "Delaware" in viewer.text_view.toPlainText()
     assert "no longer at" in viewer.banner.text()
     assert viewer.text_view.extraSelections()  # the quote is marked in the text
+
+
+def test_a_crashed_drawing_process_costs_one_page_in_one_line(qtbot, window, contract_pdf: Path) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import signal
+    import threading
+    import time
+
+    doc = window.ctx.library.add(contract_pdf).document
+    window.refresh_library(select=doc.id)
+    viewer = window.viewer
+    qtbot.waitUntil(lambda: viewer.canvas.image is not None and viewer.thumbnails.count() == 4, timeout=15000)
+    drawer = viewer.worker._renderer.drawer
+    drawer.close()  # the next page starts a new child; it and its replacement die as soon as they start
+    killed: list[int] = []
+
+    def kill_new_children() -> None:
+        end = time.monotonic() + 30
+        while len(killed) < 2 and time.monotonic() < end:
+            for pid in drawer.pids():
+                if pid not in killed:
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+            time.sleep(0.002)
+
+    killer = threading.Thread(target=kill_new_children)
+    killer.start()
+    viewer.show_page(doc.id, 2)
+    qtbot.waitUntil(lambda: "drawing process stopped" in viewer.banner.text(), timeout=30000)
+    killer.join()
+    assert viewer.banner.text() == "page 2 could not be drawn: the page drawing process stopped"
+    assert window.isVisible()
+    with qtbot.waitSignal(viewer.page_shown, timeout=15000) as shown:  # the next page gets a new child
+        viewer.show_page(doc.id, 3)
+    assert shown.args == [doc.id, 3] and viewer.canvas.image is not None and not viewer.banner.isVisible()
 
 
 def test_scanned_pages_show_their_cleaned_image(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

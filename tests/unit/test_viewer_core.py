@@ -3,6 +3,7 @@ recent documents, dropping the last exchange, and drawing pages from the origina
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -136,27 +137,81 @@ def test_pages_come_from_the_original_until_it_moves(ctx, tmp_path: Path) -> Non
     assert locate_original(ctx.library, doc) is None
 
 
-def test_banded_drawing_matches_one_call(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    import numpy as np
+def test_drawing_child_gives_the_same_pixels_and_words_as_drawing_in_process(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     import pymupdf
 
-    from app.page_render import BAND_PIXELS, PageRenderer
+    from app.page_drawing import PdfPages
+    from app.page_render import PageRenderer
     from tests.fixtures.media import make_scan, make_scanned_pdf, render_text_page
 
     pdf = make_scanned_pdf(tmp_path / "s.pdf", [make_scan(render_text_page(), degrees=1.0)], text_page="Plain text.")
     doc = ctx.library.add(pdf).document
+    child, local = PageRenderer(ctx.library), PageRenderer(ctx.library, PdfPages())
+    try:
+        with pymupdf.open(pdf) as original:
+            for number in (1, 2):  # a text page, and one that is a picture
+                for scale in (2.3, 0.4):
+                    drawn = child.render(doc, number, scale)
+                    assert drawn is not None and drawn == local.render(doc, number, scale)
+                    one = original[number - 1].get_pixmap(matrix=pymupdf.Matrix(scale, scale), alpha=False)
+                    assert (drawn.width, drawn.height, drawn.samples) == (one.width, one.height, one.samples)
+                assert child.words(doc, number) == local.words(doc, number)
+        assert any(w.text == "Plain" for w in child.words(doc, 1))
+        assert child.drawer.pids() and child.drawer.pids()[0] != os.getpid()  # type: ignore[attr-defined]
+    finally:
+        child.close()
+        local.close()
+    assert not child.drawer.pids()  # type: ignore[attr-defined]  # closed: the child is gone
+
+
+def test_a_killed_drawing_child_is_replaced_and_a_crash_costs_one_page(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import signal
+    import threading
+    import time
+
+    from app.errors import USER_ERRORS
+    from app.page_drawing import PageDrawProcess
+    from app.page_render import PageRenderer
+
+    pdf = make_contract_pdf(tmp_path / "c.pdf")
+    doc = ctx.library.add(pdf).document
     renderer = PageRenderer(ctx.library)
-    scale = 2.3
-    with pymupdf.open(pdf) as original:
-        for number in (1, 2):
-            drawn = renderer.render(doc, number, scale)
-            assert drawn is not None and drawn.height * drawn.width > 2 * BAND_PIXELS  # really drawn in bands
-            one = original[number - 1].get_pixmap(matrix=pymupdf.Matrix(scale, scale), alpha=False)
-            assert (drawn.width, drawn.height) == (one.width, one.height)
-            a = np.frombuffer(drawn.samples, np.uint8).astype(int)
-            b = np.frombuffer(one.samples, np.uint8).astype(int)
-            if number == 1:  # text: identical
-                assert drawn.samples == one.samples
-            else:  # a scaled picture is resampled per band: a shade or two apart, invisible
-                assert np.abs(a - b).max() <= 8 and np.abs(a - b).mean() < 0.5
-    renderer.close()
+    drawer = renderer.drawer
+    assert isinstance(drawer, PageDrawProcess)
+    try:
+        first = renderer.render(doc, 1, 1.0)
+        (pid,) = drawer.pids()
+        os.kill(pid, signal.SIGKILL)  # killed while idle: the next page gets a new child, no error
+        deadline = time.monotonic() + 10
+        while drawer.pids() == [pid] and time.monotonic() < deadline:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                break
+            time.sleep(0.01)
+        assert renderer.render(doc, 1, 1.0) == first
+        assert drawer.pids() and drawer.pids() != [pid]
+
+        # Every child killed as soon as it starts (before it has imported MuPDF): this page is lost, in one line.
+        killed: list[int] = []
+
+        def kill_new_children() -> None:
+            end = time.monotonic() + 30
+            while len(killed) < 2 and time.monotonic() < end:
+                for new in drawer.pids():
+                    if new not in killed:
+                        os.kill(new, signal.SIGKILL)
+                        killed.append(new)
+                time.sleep(0.002)
+
+        drawer.close()
+        killer = threading.Thread(target=kill_new_children)
+        killer.start()
+        with pytest.raises(USER_ERRORS) as error:
+            renderer.content(doc, GOVERNING_LAW_PAGE, 1.0, quote=LAW_QUOTE)
+        killer.join()
+        assert str(error.value) == f"page {GOVERNING_LAW_PAGE} could not be drawn: the page drawing process stopped"
+        content = renderer.content(doc, GOVERNING_LAW_PAGE, 1.0, quote=LAW_QUOTE)  # the next draw has a new child
+        assert content.pixels is not None and content.highlight is not None and content.highlight.exact
+    finally:
+        renderer.close()

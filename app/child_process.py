@@ -1,0 +1,95 @@
+"""One long-lived child process for work that must not hold the window process's GIL.
+
+PyMuPDF holds Python's GIL for each call into MuPDF, and with both cores busy (the model, a file
+being read) even a 20 ms call can leave the window's UI thread waiting far longer for the GIL. In a
+child process MuPDF can take as long as it needs; the caller's thread only waits on a pipe, which
+lets go of the GIL. The child is spawned on first use and kept (its imports take a second); if it
+dies (killed, out of memory, a hostile file crashing MuPDF) the call in flight fails with ChildDied
+and the next call gets a new child.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class ChildDied(Exception):
+    """The child ended during the call (crashed, killed, or stopped)."""
+
+
+class ChildProcess:
+    """A spawned single-worker pool; call() from one thread at a time, stop()/close() from any thread."""
+
+    def __init__(self) -> None:
+        self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def call(self, fn: Callable[..., T], *args: Any, retries: int = 0) -> T:
+        """fn(*args) in the child (fn must be a module-level function). A child found dead before the
+        call is replaced silently; one that dies during it raises ChildDied after `retries` more tries
+        on fresh children (for work that is safe to repeat)."""
+        for attempt in range(retries + 1):
+            pool, future = self._submit(fn, *args)
+            try:
+                return future.result()
+            except BrokenProcessPool as exc:
+                self._discard(pool)
+                if attempt == retries:
+                    raise ChildDied() from exc
+        raise AssertionError("unreachable")
+
+    def _submit(self, fn: Callable[..., T], *args: Any) -> tuple[ProcessPoolExecutor, Future[T]]:
+        for _attempt in range(2):
+            pool = self._start()
+            try:
+                return pool, pool.submit(fn, *args)
+            except BrokenProcessPool:  # the idle child died (killed, out of memory): a fresh one
+                self._discard(pool)
+        raise ChildDied()
+
+    def pids(self) -> list[int]:
+        with self._lock:
+            pool = self._pool
+        processes = (getattr(pool, "_processes", None) or {}) if pool is not None else {}
+        return [p.pid for p in list(processes.values()) if p.pid is not None]
+
+    def stop(self) -> None:
+        """End the child now: the call in flight raises ChildDied."""
+        with self._lock:
+            pool = self._pool
+        if pool is not None:
+            _end_children(pool)
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            _end_children(pool)
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def _start(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                import multiprocessing
+
+                self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            return self._pool
+
+    def _discard(self, pool: ProcessPoolExecutor) -> None:
+        with self._lock:
+            if self._pool is pool:
+                self._pool = None
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _end_children(pool: ProcessPoolExecutor) -> None:
+    # The executor has no public way to end a running task; its children are plain Processes.
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        if process.is_alive():
+            process.kill()
