@@ -36,12 +36,10 @@ def main() -> int:
     from PySide6.QtGui import QHelpEvent
     from PySide6.QtWidgets import QApplication, QToolTip
 
-    from app.chat import document_indexes
-    from app.citations import check, find_citations
     from app.context import open_app
-    from app.conversations import Conversations
     from tests.fixtures.media import make_video
     from tests.fixtures.pdfs import make_contract_pdf
+    from tests.gui.conftest import anchor_point, store_cited_answer
     from ui.main_window import MainWindow
 
     qt_app = QApplication(sys.argv[:1])
@@ -83,20 +81,10 @@ def main() -> int:
 
     # 2. An answer with checked citations: click the verified one, hover an unverified one.
     doc = ctx.library.all()[0]
-    conversations = Conversations(ctx.db)
 
     def stored_answer(doc_id: int, title: str, question: str, answer: str) -> tuple[int, int]:
-        conversation = conversations.create([doc_id], title)
-        conversations.add_message(conversation, "user", question)
-        citations = check(find_citations(answer), document_indexes(ctx, [doc_id]))
-        message = conversations.add_message(
-            conversation,
-            "assistant",
-            answer,
-            citations=[c.to_dict() for c in citations],
-            model="sample answer stored for this picture",
-            completion_tokens=64,
-            generate_ms=1800.0,
+        conversation, message = store_cited_answer(
+            ctx, [doc_id], answer, question, title, model="sample answer stored for this picture"
         )
         window.conversation_list.set_documents([doc_id])
         window.open_conversation(conversation)
@@ -113,8 +101,6 @@ def main() -> int:
     save("main-window.png")
 
     unverified = next(href for href, t in links.items() if not t.trusted)
-    from tests.gui.conftest import anchor_point
-
     transcript = window.chat.transcript
     point = anchor_point(transcript, unverified)
     viewport = transcript.viewport()

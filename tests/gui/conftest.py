@@ -29,7 +29,12 @@ def window(qtbot, starter_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
 
 
 def store_cited_answer(
-    ctx, document_ids: list[int], answer: str, question: str = "Which law governs?"
+    ctx,
+    document_ids: list[int],
+    answer: str,
+    question: str = "Which law governs?",
+    title: str | None = None,
+    model: str = "Gemma 3 270m (Q4_K_M) - demo model",
 ) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     """A question and an answer with citations, stored and checked through app/ as ChatService does
     (the demo model cannot be relied on to cite)."""
@@ -38,7 +43,7 @@ def store_cited_answer(
     from app.conversations import Conversations
 
     conversations = Conversations(ctx.db)
-    conversation = conversations.create(document_ids, question)
+    conversation = conversations.create(document_ids, title or question)
     conversations.add_message(conversation, "user", question)
     citations = check(find_citations(answer), document_indexes(ctx, document_ids))
     message = conversations.add_message(
@@ -46,7 +51,7 @@ def store_cited_answer(
         "assistant",
         answer,
         citations=[c.to_dict() for c in citations],
-        model="Gemma 3 270m (Q4_K_M) - demo model",
+        model=model,
         completion_tokens=42,
         generate_ms=900.0,
     )
