@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
@@ -20,7 +20,11 @@ T = TypeVar("T")
 
 
 class ChildDied(Exception):
-    """The child ended during the call (crashed, killed, or stopped)."""
+    """The child ended during the call (crashed, killed, or stopped), or close() ended the call."""
+
+    def __init__(self, closed: bool = False) -> None:
+        super().__init__()
+        self.closed = closed  # close() from another thread, not a crash
 
 
 class ChildProcess:
@@ -42,6 +46,8 @@ class ChildProcess:
                 self._discard(pool)
                 if attempt == retries:
                     raise ChildDied() from exc
+            except CancelledError as exc:  # close() shut the pool down while the call waited in it
+                raise ChildDied(closed=True) from exc
         raise AssertionError("unreachable")
 
     def _submit(self, fn: Callable[..., T], *args: Any) -> tuple[ProcessPoolExecutor, Future[T]]:

@@ -39,7 +39,7 @@ class IngestProcess(ChildProcess):
         try:
             return self.call(_load, str(path), password, limits)
         except ChildDied as exc:
-            if self._stopped:
+            if self._stopped or exc.closed:
                 raise Cancelled() from exc
             if exc.__cause__ is None:
                 raise CorruptFile(f"{Path(path).name}: the file reader could not start", path=str(path)) from exc
