@@ -189,15 +189,8 @@ class ChatService:
         if not chosen.fits:
             raise FolioError(chosen.reason)
         settings = self.ctx.settings
-        return EngineConfig(
-            model_path=model.path,
-            n_ctx=chosen.n_ctx,
-            n_threads=chosen.n_threads,
-            n_batch=chosen.n_batch,
-            n_ubatch=chosen.n_ubatch,
-            kv_type=chosen.kv_type,
-            flash_attn=chosen.flash_attn,
-            n_gpu_layers=chosen.n_gpu_layers,
+        return chosen.engine_config(
+            model.path,
             mmproj_path=mmproj,
             model_id=model.sha256,
             state_cache_dir=str(self.ctx.paths.state_cache_dir) if settings.state_cache_gb else "",

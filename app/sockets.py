@@ -41,23 +41,22 @@ def _is_loopback(ip: str) -> bool:
 
 def held_sockets(pid: int) -> list[HeldSocket]:
     """The internet sockets (TCP, UDP; IPv4 and IPv6) one process holds; [] if it is gone."""
-    import socket
-
     import psutil
 
     try:
         proc = psutil.Process(pid)
-        connections = proc.net_connections(kind="inet") if hasattr(proc, "net_connections") else proc.connections()
-    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        read = proc.net_connections if hasattr(proc, "net_connections") else proc.connections
+        # Asked per kind, so the socket module (a network library) is never imported here.
+        connections = [(kind, c) for kind in ("tcp", "udp") for c in read(kind=kind)]
+    except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):  # gone, or not ours to read
         return []
     out: list[HeldSocket] = []
-    for c in connections:
+    for kind, c in connections:
         local = f"{c.laddr.ip}:{c.laddr.port}" if c.laddr else ""
         remote = f"{c.raddr.ip}:{c.raddr.port}" if c.raddr else ""
         # Not connected, it matters only if it listens on (or sends from) more than loopback.
         address = c.raddr or c.laddr
         leaves = bool(address) and not _is_loopback(address.ip)
-        kind = "udp" if c.type == socket.SOCK_DGRAM else "tcp"
         out.append(HeldSocket(pid, kind, local, remote, str(c.status), leaves))
     return out
 

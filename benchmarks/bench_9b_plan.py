@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.results import write_section  # noqa: E402
 from inference.chat_format import Message, template_for  # noqa: E402
-from inference.engine_api import EngineConfig, GenerateRequest, Sampling  # noqa: E402
+from inference.engine_api import GenerateRequest, Sampling  # noqa: E402
 from inference.engine_process import EngineProcess  # noqa: E402
 from inference.events import Finished, Loaded  # noqa: E402
 from inference.gguf_facts import read_facts  # noqa: E402
@@ -89,15 +89,7 @@ def main() -> int:
             need = chosen.memory.total / GiB + 2
             print(f"skipped: only {free / GiB:.1f} GiB free here, the run needs {need:.1f}", file=sys.stderr)
             return 0
-        config = EngineConfig(
-            str(path),
-            n_ctx=chosen.n_ctx,
-            n_threads=chosen.n_threads,
-            n_batch=chosen.n_batch,
-            n_ubatch=chosen.n_ubatch,
-            kv_type=chosen.kv_type,
-            flash_attn=chosen.flash_attn,
-        )
+        config = chosen.engine_config(str(path))
         template = template_for("qwen35", facts.chat_template)
         page = " ".join(f"Clause {i}: the supplier delivers within {i + 9} days." for i in range(8))
         docs = [PromptDocument(1, "Agreement", [SourceBlock("[p. 1]", page)])]

@@ -167,14 +167,9 @@ def bench_sizes(model: Path, sizes: list[int], work: Path, threads: int) -> tupl
     for n, w in workloads.items():
         chosen = plan(facts, hardware, PlanRequest(prompt_tokens=w.prefix_tokens + 200, answer_tokens=64))
         states = work / f"states-{n}"
-        config = EngineConfig(
+        config = chosen.engine_config(
             str(model),
-            n_ctx=chosen.n_ctx,
             n_threads=threads or chosen.n_threads,
-            n_batch=chosen.n_batch,
-            n_ubatch=chosen.n_ubatch,
-            kv_type=chosen.kv_type,
-            flash_attn=chosen.flash_attn,
             state_cache_dir=str(states),
             state_cache_bytes=8 << 30,
         )

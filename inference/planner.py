@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
+from inference.engine_api import EngineConfig
 from inference.gguf_facts import ModelFacts
 
 GiB = 1024**3
@@ -121,6 +123,19 @@ class Plan:
     budget: int
     reason: str = ""  # one plain line when it does not fit
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def engine_config(self, model_path: str, **rest: Any) -> EngineConfig:
+        """The engine settings this plan chose, for that model; `rest` sets the other fields (or overrides)."""
+        chosen: dict[str, Any] = {
+            "n_ctx": self.n_ctx,
+            "n_threads": self.n_threads,
+            "n_batch": self.n_batch,
+            "n_ubatch": self.n_ubatch,
+            "kv_type": self.kv_type,
+            "flash_attn": self.flash_attn,
+            "n_gpu_layers": self.n_gpu_layers,
+        }
+        return EngineConfig(model_path, **{**chosen, **rest})
 
 
 # -- memory model -------------------------------------------------------------------------------------

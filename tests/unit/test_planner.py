@@ -100,3 +100,16 @@ def test_memory_components_scale_as_llama_cpp_allocates() -> None:
     no_flash = estimate_memory(NINE_B, n_ctx=FULL, kv_type="f16", flash_attn=False)
     assert no_flash.compute > no_flash.kv
     assert max_context(NINE_B, laptop(16), "q8_0") == FULL
+
+
+def test_a_plan_becomes_the_engine_settings_it_chose() -> None:
+    p = plan(NINE_B, laptop(16), PlanRequest(prompt_tokens=FULL - 1024, answer_tokens=1024))
+    config = p.engine_config("/models/9b.gguf", n_threads=3, model_id="abc")
+    assert (config.model_path, config.n_ctx, config.kv_type, config.flash_attn) == (
+        "/models/9b.gguf",
+        FULL,
+        "q8_0",
+        True,
+    )
+    assert (config.n_batch, config.n_ubatch, config.n_gpu_layers) == (p.n_batch, p.n_ubatch, p.n_gpu_layers)
+    assert config.n_threads == 3 and config.model_id == "abc"  # the caller's fields win
