@@ -13,9 +13,12 @@ EXE :=
 endif
 APP_STAMP := $(VENV)/.folio-app
 DEV_STAMP := $(VENV)/.folio-dev
+EVAL_STAMP := $(VENV)/.folio-eval
+# Quality benchmarks with the real 1.5B model (benchmarks/eval_model.py): `make eval`, not `make bench`.
+EVAL_BENCHMARKS := $(wildcard benchmarks/bench_grounding.py benchmarks/bench_extraction_quality.py)
 PYTEST := QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
 
-.PHONY: run test test-slow reliability check bench bundle screenshots clean
+.PHONY: run test test-slow reliability check bench eval bundle screenshots clean
 
 $(BIN)/python$(EXE):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Folio needs Python 3.11 or newer")'
@@ -29,6 +32,11 @@ $(APP_STAMP): $(BIN)/python$(EXE) pyproject.toml tools/llama_wheel.py
 
 $(DEV_STAMP): $(APP_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+$(EVAL_STAMP): $(DEV_STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,eval]'
+	$(BIN)/python benchmarks/eval_model.py >/dev/null
 	touch $@
 
 run: $(APP_STAMP)
@@ -57,7 +65,11 @@ reliability: $(DEV_STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python tools/reliability_report.py --slow
 
 bench: $(DEV_STAMP)
-	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+	for b in $(filter-out $(EVAL_BENCHMARKS),$(wildcard benchmarks/bench_*.py)); do $(BIN)/python $$b || exit 1; done
+
+# Answer and extraction quality with the real Qwen2.5-Coder-1.5B (1.1 GB, installed only here).
+eval: $(EVAL_STAMP)
+	for b in $(EVAL_BENCHMARKS); do $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist *.egg-info

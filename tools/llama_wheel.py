@@ -109,6 +109,8 @@ def build() -> Path:
         ],
         env=env,
         check=True,
+        # stdout is the wheel path for the Makefile's $(...); everything pip says goes to stderr.
+        stdout=sys.stderr,
     )
     built = find_wheel(staging)
     if built is None:
