@@ -26,7 +26,8 @@ $(BIN)/python$(EXE):
 
 $(APP_STAMP): $(BIN)/python$(EXE) pyproject.toml tools/llama_wheel.py
 	$(BIN)/python -m pip install --quiet platformdirs
-	$(BIN)/python -m pip install --quiet "$$($(BIN)/python tools/llama_wheel.py)"
+	# stdout of llama_wheel.py is only the wheel path (pip's log goes to stderr); stop if the build failed.
+	wheel="$$($(BIN)/python tools/llama_wheel.py)" && $(BIN)/python -m pip install --quiet "$$wheel"
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
