@@ -109,7 +109,10 @@ def xcb_plugin(env: Mapping[str, str]) -> Path | None:
     """The xcb plugin file Qt would load: QT_QPA_PLATFORM_PLUGIN_PATH, QT_PLUGIN_PATH, then PySide6's own."""
     folders = [Path(env["QT_QPA_PLATFORM_PLUGIN_PATH"])] if env.get("QT_QPA_PLATFORM_PLUGIN_PATH") else []
     folders += [Path(p) / "platforms" for p in env.get("QT_PLUGIN_PATH", "").split(os.pathsep) if p]
-    spec = importlib.util.find_spec("PySide6")  # finds the package without importing Qt
+    try:
+        spec = importlib.util.find_spec("PySide6")  # finds the package without importing Qt
+    except (ImportError, ValueError):
+        spec = None
     if spec is not None and spec.submodule_search_locations:
         folders += [Path(p) / "Qt" / "plugins" / "platforms" for p in spec.submodule_search_locations]
     return next((folder / PLUGIN for folder in folders if (folder / PLUGIN).is_file()), None)
