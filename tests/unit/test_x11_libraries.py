@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from app.x11_libraries import PACKAGES, check_xcb, missing_line, xcb_would_be_used
-from tests.conftest import run_folio
+from tests.conftest import REPO, run_folio
 from tests.fixtures.qt_plugin import ABSENT, GONE, plugin_without_a_library, pyside_qt_dir
 
 linux_only = pytest.mark.skipif(
@@ -117,3 +117,14 @@ def test_doctor_reports_the_same_line(tmp_path: Path) -> None:
     line = next(line for line in out.splitlines() if "Qt X11 libraries" in line)
     expected = check_xcb(_env(QT_QPA_PLATFORM_PLUGIN_PATH=str(platforms))).line()
     assert line.startswith("!!") and line.endswith(expected)
+
+
+def test_readme_install_lines_hold_every_xcb_and_xkb_package() -> None:
+    """The README's prerequisites for Debian/Ubuntu and Fedora carry the X11 packages Qt needs, as the
+    one-line message would name them (the CI fresh-machine job installs the README's apt line)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    debian = set(re.search(r"`sudo apt-get install ([^`]*)`", readme).group(1).split())  # type: ignore[union-attr]
+    fedora = set(re.search(r"`sudo dnf install ([^`]*)`", readme).group(1).split())  # type: ignore[union-attr]
+    x11 = [packages for name, packages in PACKAGES.items() if name.startswith(("libxcb", "libxkbcommon", "libX11-xcb"))]
+    assert {deb for deb, _ in x11} <= debian
+    assert {fed for _, fed in x11} <= fedora
