@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.audit import AuditLog, record_question
-from app.citations import DocumentIndex, check, find_citations
+from app.citations import DocumentIndex
 from app.context import AppContext
 from app.conversations import Conversations, MessageRow
 from app.engines import make_engine
 from app.errors import FolioError
+from app.grounding import Sources, ground_answer
 from app.models import ModelRecord, read_facts_cached
 from assets import read_text
 from inference.chat_format import Message, PromptPart, opens_thinking, template_for
@@ -124,8 +125,9 @@ def document_indexes(ctx: AppContext, document_ids: list[int]) -> list[DocumentI
 class ChatService:
     """Runs one question at a time on the engine it owns."""
 
-    def __init__(self, ctx: AppContext, engine: Engine | None = None) -> None:
+    def __init__(self, ctx: AppContext, engine: Engine | None = None, *, instructions: str | None = None) -> None:
         self.ctx = ctx
+        self.instructions = instructions  # None: assets/prompts/answer.md (benchmarks compare other texts)
         self.engine: Engine = engine or make_engine(ctx.settings)  # local process or model server
         self.conversations = Conversations(ctx.db)
         self._hardware: Hardware | None = None
@@ -220,7 +222,7 @@ class ChatService:
             self.ctx.library.get(doc_id)
         think = self.ctx.settings.thinking if thinking is None else thinking
         history = self._history(conversation_id) if conversation_id is not None else []
-        instructions = read_text("prompts", "answer.md")
+        instructions = self.instructions or read_text("prompts", "answer.md")
         answer_tokens = max_tokens or self.ctx.settings.max_answer_tokens
         if isinstance(self.engine, RemoteEngine):
             plan = self._plan_remote(self.engine, instructions, document_ids, history, question, emit)
@@ -289,12 +291,15 @@ class ChatService:
             emit(AnswerDelta(channel, text))
         assert stats is not None
         answer = splitter.answer_text
-        citations = check(find_citations(answer), document_indexes(self.ctx, document_ids))
+        emit(EngineStatus("checking every sentence against the documents"))
+        grounded = ground_answer(answer, Sources.load(self.ctx, document_ids))
+        # The answer, its citations and each claim's verdict are stored in one transaction.
         self.conversations.update_message(
             answer_id,
+            claims=[v.to_dict() for v in grounded.claims],
             text=answer,
             thinking=splitter.thinking_text,
-            citations=[c.to_dict() for c in citations],
+            citations=[c.to_dict() for c in grounded.citations],
             prompt_tokens=stats.prompt_tokens,
             completion_tokens=stats.completion_tokens,
             cached_tokens=stats.cached_tokens,

@@ -195,9 +195,7 @@ def check(citations: list[Citation], documents: list[DocumentIndex]) -> list[Cit
             labels = (written,)  # '[p. 2-14]' where the page is printed '2-14' (chapter-page), not a range
         pages = tuple(p for p in (_resolve(label, doc) for label in labels) if p is not None)
         valid = bool(pages) and len(pages) == len(labels)
-        checked.append(
-            replace(c, labels=labels, pages=pages, valid=valid, quote_found=_quote_on(c.quote, pages, doc))
-        )
+        checked.append(replace(c, labels=labels, pages=pages, valid=valid, quote_found=_quote_on(c.quote, pages, doc)))
     return checked
 
 

@@ -23,6 +23,7 @@ _ABBREVIATIONS = frozenset(
     "inc ltd co corp llc llp plc no nos mr mrs ms dr st p pp sec secs art arts vs v e.g i.e etc cf fig al jr sr "
     "u.s u.k n.a s.a b.v n.v ave blvd dept est approx para paras ch cl sch".split()
 )
+_COMPANY_SUFFIXES = frozenset("inc ltd co corp llc llp plc".split())
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+")
 _LIST_RE = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
@@ -183,9 +184,17 @@ def _ends_sentence(text: str, i: int, end: int) -> bool:
         word = re.search(r"([\w.]+)$", text[max(0, i - 12) : i])
         if word:
             token = word.group(1).lower()
+            if token in _COMPANY_SUFFIXES and re.match(
+                r"\s+(?:The|This|That|These|It|Its|They|In|Each|Both|Either)\b", after
+            ):
+                return True  # 'Acme Ltd. The term is ...': the company's name ends the sentence
             if token in _ABBREVIATIONS or (len(token) == 1 and token.isalpha()):
                 return False
-            if token.isdigit() and i > 0 and re.search(r"(?:section|clause|no|§)\s*$", text[max(0, i - 20) : i - len(token)], re.I):
+            if (
+                token.isdigit()
+                and i > 0
+                and re.search(r"(?:section|clause|no|§)\s*$", text[max(0, i - 20) : i - len(token)], re.I)
+            ):
                 return False
     rest = after.lstrip(" \"'”’)*_")
     if rest.startswith("["):
