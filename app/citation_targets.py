@@ -13,10 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ingest.document import format_timestamp
-
 from app.grounding import FOUND, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
 from app.verdicts import explain, mark, where
+from ingest.document import format_timestamp
 
 VERIFIED = "verified"  # the quote, or the claim's facts, were found on this page
 UNCHECKED = "unchecked"  # the page exists; nothing on it was checked (nothing to check, or an older answer)

@@ -131,11 +131,18 @@ ANCHOR_KINDS: tuple[AnchorKind, ...] = (
 )
 
 
+_QUOTED_SPAN_RE = re.compile(r"[\"“][^\"“”]{1,600}[\"”]")
+
+
 def find_citations(answer: str) -> list[Citation]:
     found: list[Citation] = []
+    # Words quoted from the document ('"as set out in Section 7"') are the document's, not a citation.
+    quoted = [m.span() for m in _QUOTED_SPAN_RE.finditer(answer)]
     for kind in ANCHOR_KINDS:
         for match in kind.pattern.finditer(answer):
             if any(c.start < match.end() and match.start() < c.end for c in found):
+                continue
+            if kind.name != "bracket" and any(s <= match.start() < e for s, e in quoted):
                 continue
             citation = kind.read(answer, match)
             if citation is not None:

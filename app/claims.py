@@ -19,11 +19,12 @@ HEADING = "heading"
 ABSENCE = "absence"
 COURTESY = "courtesy"
 
-_ABBREVIATIONS = frozenset(
-    "inc ltd co corp llc llp plc no nos mr mrs ms dr st p pp sec secs art arts vs v e.g i.e etc cf fig al jr sr "
-    "u.s u.k n.a s.a b.v n.v ave blvd dept est approx para paras ch cl sch".split()
-)
-_COMPANY_SUFFIXES = frozenset("inc ltd co corp llc llp plc".split())
+_ABBREVIATIONS = frozenset({
+    "inc", "ltd", "co", "corp", "llc", "llp", "plc", "no", "nos", "mr", "mrs", "ms", "dr", "st", "p", "pp", "sec",
+    "secs", "art", "arts", "vs", "v", "e.g", "i.e", "etc", "cf", "fig", "al", "jr", "sr", "u.s", "u.k", "n.a",
+    "s.a", "b.v", "n.v", "ave", "blvd", "dept", "est", "approx", "para", "paras", "ch", "cl", "sch"
+})  # fmt: skip
+_COMPANY_SUFFIXES = frozenset(["inc", "ltd", "co", "corp", "llc", "llp", "plc"])
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+")
 _LIST_RE = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")

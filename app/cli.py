@@ -328,8 +328,7 @@ def verdict_lines(claims: list[dict[str, object]], documents: int = 1) -> list[s
     """The footer under an answer: each checked sentence with its verdict, then the counts."""
     from app.verdicts import mark, summary
 
-    rows = [(mark(c, documents), str(c["text"])) for c in claims]
-    rows = [(m, text) for m, text in rows if m is not None]
+    rows = [(shown, str(c["text"])) for c in claims if (shown := mark(c, documents)) is not None]
     if not rows:
         return []
     width = max(len(m) for m, _ in rows)

@@ -59,22 +59,30 @@ MIN_WORDS_ONLY = 3  # a claim with no fact or name needs this many content words
 CANDIDATE_SEGMENTS = 40
 MAX_WINDOW_WORDS = 90
 
-_STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each either few for from further had has have
-    having he her here hers herself him himself his how i if in into is it its itself just may me might more
-    most must my myself neither no nor not now of off on once only or other ought our ours ourselves out over
-    own same shall she should so some such than that the their theirs them themselves then there these they
-    this those through to too under until up upon very was we were what when where which while who whom why
-    will with within would you your yours yourself yourselves shall hereby herein hereof hereunder thereof
-    therein whereas per via according accordance answer document documents text page pages p pp stated states
-    state says say said mentioned mentions mention provides provided provide specified specifies indicate
-    indicates indicated question based following follows given""".split()
-) - {"state", "states"}  # 'the State of Texas': kept as a word
-_MONTH_NAMES = frozenset(
-    "january february march april may june july august september october november december jan feb mar apr jun jul "
-    "aug sep sept oct nov dec".split()
-)  # dates are facts: their month is not a name
+# Words that carry no fact. Not "state": "the State of Texas" names a law.
+_STOPWORDS = frozenset({
+    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at",
+    "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did",
+    "do", "does", "doing", "down", "during", "each", "either", "few", "for", "from", "further", "had", "has",
+    "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in",
+    "into", "is", "it", "its", "itself", "just", "may", "me", "might", "more", "most", "must", "my", "myself",
+    "neither", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "ought", "our", "ours",
+    "ourselves", "out", "over", "own", "same", "shall", "she", "should", "so", "some", "such", "than", "that",
+    "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through",
+    "to", "too", "under", "until", "up", "upon", "very", "was", "we", "were", "what", "when", "where", "which",
+    "while", "who", "whom", "why", "will", "with", "within", "would", "you", "your", "yours", "yourself",
+    "yourselves", "hereby", "herein", "hereof", "hereunder", "thereof", "therein", "whereas", "per", "via",
+    "according", "accordance", "answer", "document", "documents", "text", "page", "pages", "p", "pp", "stated",
+    "says", "say", "said", "mentioned", "mentions", "mention", "provides", "provided", "provide", "specified",
+    "specifies", "indicate", "indicates", "indicated", "question", "based", "following", "follows", "given"
+})  # fmt: skip
+_MONTH_NAMES = frozenset({
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+    "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"
+})  # fmt: skip  # dates are facts: their month is not a name
+# Capitalized, but not names: a document's structure ('Section 7') and dates' months (dates are facts).
+_NOT_NAMES = _MONTH_NAMES | {"section", "sections", "clause", "clauses", "article", "articles", "page", "paragraph"}
+_DATE_WORDS = frozenset({"date", "dat"})  # 'dated', 'date': said by the date itself when the claim's date is found
 _WORD_RE = re.compile(r"[^\W_]+(?:[.'’][^\W_]+)*")
 _NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "without", "none", "cannot"})
 _SENTENCE_RE = re.compile(r"(?<=[.;:!?])\s+(?=[\"“(]?[A-Z0-9])|\n\s*\n|\n(?=\s*(?:\(?[a-z0-9]{1,3}[.)]|[A-Z][A-Z]))")
@@ -110,7 +118,8 @@ def names_in(text: str) -> list[str]:
     words = list(re.finditer(r"[A-Za-z][\w&'’.-]*", text))
     for i, match in enumerate(words):
         word = match.group().rstrip(".'’-")
-        if len(word) < 2 or not word[0].isupper() or word.lower() in _STOPWORDS or word.lower() in _MONTH_NAMES:
+        lowered = word.lower()
+        if len(word) < 2 or not word[0].isupper() or lowered in _STOPWORDS or lowered in _NOT_NAMES:
             continue
         before = text[: match.start()].rstrip(' \t*_"“(')
         opens = not before or before[-1] in ".!?:\n|-•" or before.endswith(("**", "#"))
@@ -244,7 +253,9 @@ class Sources:
                 df.update(stems)
         n = max(len(self._windows), 1)
         self._idf = {s: math.log(1 + n / c) for s, c in df.items()}
-        self._unseen_idf = math.log(1 + n)  # a word no page has weighs as much as the rarest
+        # A word no page has is often the model's paraphrase ('starts' for 'commence'): it weighs as
+        # much as a typical word of the document, not as much as the rarest.
+        self._unseen_idf = sum(self._idf.values()) / len(self._idf) if self._idf else 1.0
         self._doc_stems = set(df)
 
     # -- building ------------------------------------------------------------------------------
@@ -390,6 +401,8 @@ class Sources:
         weights = {s: self._idf.get(s, self._unseen_idf) for s in claim.stems}
         total = sum(weights.values())
         held = set(window.stems) | bonus
+        if any(f.kind == "date" for f in claim.facts):
+            held |= _DATE_WORDS
         coverage = sum(w for s, w in weights.items() if s in held) / total if total else 1.0
         need = COVERAGE_WITH_FACTS if claim.facts or claim.names else COVERAGE_WORDS_ONLY
         if coverage < need:

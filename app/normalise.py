@@ -53,8 +53,8 @@ _DURATION_UNITS = {
 }  # fmt: skip
 
 _MONTH_RE = (
-    r"(?P<{g}>jan(?:uary|\.)?|feb(?:ruary|\.)?|mar(?:ch|\.)?|apr(?:il|\.)?|may|june?|july?|aug(?:ust|\.)?"
-    r"|sep(?:t(?:ember)?)?\.?|oct(?:ober|\.)?|nov(?:ember|\.)?|dec(?:ember|\.)?)"
+    r"(?P<{g}>(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?)"
 )
 _ORD_WORDS = (
     r"(?:twenty|thirty)[- ]?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)|thirtieth|twentieth|"
@@ -100,7 +100,8 @@ _WORDS_RE = re.compile(
 _DIGITS_RE = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\d|\.\d)")
 _REF_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w]|\.\d)")  # a section number: 2.2.10
 _SCALE_AFTER_RE = re.compile(r"\s*(million|billion|thousand|mm|m|bn|k)\b", re.IGNORECASE)
-_DUP_RE = re.compile(r"\s*\(\s*([\d,.]+)\s*\)")  # the "(30)" of "thirty (30)"
+# the "(30)" of "thirty (30) days", the "($500)" of "five hundred dollars ($500)"
+_DUP_RE = re.compile(r"\s*\(\s*(us\$|\$|€|£|¥|(?:usd|eur|gbp)\s*)?([\d,]+(?:\.\d+)?)\s*\)", re.IGNORECASE)
 _UNIT_AFTER_RE = re.compile(
     r"(?:\s*-\s*|\s+)(?:(?:calendar|business|working|consecutive|full|additional|successive)\s+)?"
     r"(days?|weeks?|months?|years?|hours?)\b",
@@ -165,7 +166,7 @@ def words_value(text: str) -> int | None:
 
 def _digits_value(text: str) -> float:
     value = float(text.replace(",", ""))
-    return int(value) if value.is_integer() else value
+    return int(value) if value.is_integer() else value  # 30, not 30.0: readings compare equal either way
 
 
 def _day(text: str) -> int | None:
@@ -245,9 +246,9 @@ def find_facts(text: str) -> list[Fact]:
     taken = [(f.start, f.end) for f in facts]
     mentions: list[tuple[int, int, float, bool]] = []  # start, end, value, written in words
     for match in _WORDS_RE.finditer(text):
-        value = words_value(match.group())
-        if value is not None and not _overlaps(match.start(), match.end(), taken):
-            mentions.append((match.start(), match.end(), value, True))
+        spelled = words_value(match.group())
+        if spelled is not None and not _overlaps(match.start(), match.end(), taken):
+            mentions.append((match.start(), match.end(), spelled, True))
     for match in _DIGITS_RE.finditer(text):
         if not _overlaps(match.start(), match.end(), taken) and not _overlaps(
             match.start(), match.end(), [(s, e) for s, e, _, _ in mentions]
@@ -255,7 +256,7 @@ def find_facts(text: str) -> list[Fact]:
             mentions.append((match.start(), match.end(), _digits_value(match.group()), False))
     mentions.sort()
     consumed = 0  # where the last fact ended: a mention inside it ('million' of '1.5 million') is part of it
-    for start, end, value, in_words in mentions:
+    for start, end, number, in_words in mentions:
         if start < consumed:
             continue
         rest = text[end:]
@@ -265,40 +266,41 @@ def find_facts(text: str) -> list[Fact]:
                 scale.group(1).lower(), 1_000_000_000
             )
             if scale.group(1).lower() not in ("m", "k") or _CURRENCY_BEFORE_RE.search(text[max(0, start - 5) : start]):
-                value = value * factor
-                value = int(value) if float(value).is_integer() else value
+                number = number * factor
+                number = int(number) if float(number).is_integer() else number
                 end += scale.end()
                 rest = text[end:]
         dup = _DUP_RE.match(rest)
-        if dup:
-            try:
-                twin = _digits_value(dup.group(1).rstrip(".,"))
-            except ValueError:
-                twin = None
-            if twin == value:
-                end += dup.end()
-                rest = text[end:]
+        twin_sign = None
+        if dup and _digits_value(dup.group(2)) == number:
+            end += dup.end()
+            rest = text[end:]
+            twin_sign = _CURRENCY_BEFORE_RE.search(dup.group(1) or "")
         before = text[max(0, start - 6) : start]
         sign = _CURRENCY_BEFORE_RE.search(before)
+        if sign is None and twin_sign is not None:
+            sign, before = twin_sign, ""
         unit = _UNIT_AFTER_RE.match(rest)
         percent = _PERCENT_AFTER_RE.match(rest)
         currency_word = _CURRENCY_AFTER_RE.match(rest)
         if sign or currency_word:
+            currency = None
             if sign:
-                key = sign.group(1).lower()
+                key = sign.group(1).lower().strip()
                 currency = _CURRENCY_SIGNS.get(key) or _CURRENCY_CODES.get(key)
-                start -= len(before) - sign.start()
+                if before:
+                    start -= len(before) - sign.start()
             if currency_word:
                 currency = _CURRENCY_WORDS[currency_word.group(1).lower()]
                 end += currency_word.end()
-            facts.append(Fact("amount", frozenset({(value, currency)}), start, end))
+            facts.append(Fact("amount", frozenset({(number, currency)}), start, end))
         elif percent:
-            facts.append(Fact("percent", frozenset({float(value)}), start, end + percent.end()))
+            facts.append(Fact("percent", frozenset({float(number)}), start, end + percent.end()))
         elif unit:
             base, factor = _DURATION_UNITS[unit.group(1).lower()]
-            facts.append(Fact("duration", frozenset({(value * factor, base)}), start, end + unit.end()))
+            facts.append(Fact("duration", frozenset({(number * factor, base)}), start, end + unit.end()))
         else:
-            facts.append(Fact("number", frozenset({float(value)}), start, end))
+            facts.append(Fact("number", frozenset({float(number)}), start, end))
         consumed = facts[-1].end
     for match in _ARTICLE_UNIT_RE.finditer(text):
         if not _overlaps(match.start(), match.end(), [(f.start, f.end) for f in facts]):

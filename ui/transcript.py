@@ -28,7 +28,7 @@ from PySide6.QtGui import (
     QTextFormat,
 )
 
-from app.citation_targets import ClaimTarget, CitationTarget, claim_targets, escape_markdown, link_citations, targets
+from app.citation_targets import CitationTarget, ClaimTarget, claim_targets, escape_markdown, link_citations, targets
 from app.conversations import MessageRow
 from app.grounding import ADDED, EXEMPT, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
 from app.verdicts import summary
