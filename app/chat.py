@@ -125,9 +125,8 @@ def document_indexes(ctx: AppContext, document_ids: list[int]) -> list[DocumentI
 class ChatService:
     """Runs one question at a time on the engine it owns."""
 
-    def __init__(self, ctx: AppContext, engine: Engine | None = None, *, instructions: str | None = None) -> None:
+    def __init__(self, ctx: AppContext, engine: Engine | None = None) -> None:
         self.ctx = ctx
-        self.instructions = instructions  # None: assets/prompts/answer.md (benchmarks compare other texts)
         self.engine: Engine = engine or make_engine(ctx.settings)  # local process or model server
         self.conversations = Conversations(ctx.db)
         self._hardware: Hardware | None = None
@@ -222,7 +221,7 @@ class ChatService:
             self.ctx.library.get(doc_id)
         think = self.ctx.settings.thinking if thinking is None else thinking
         history = self._history(conversation_id) if conversation_id is not None else []
-        instructions = self.instructions or read_text("prompts", "answer.md")
+        instructions = read_text("prompts", "answer.md")
         answer_tokens = max_tokens or self.ctx.settings.max_answer_tokens
         if isinstance(self.engine, RemoteEngine):
             plan = self._plan_remote(self.engine, instructions, document_ids, history, question, emit)

@@ -144,7 +144,7 @@ def claim_targets(claims: list[dict[str, Any]], document_ids: list[int]) -> list
             out.append(None)
             continue
         doc_index = claim.get("doc_index")
-        found = claim.get("verdict") in FOUND
+        found = claim.get("verdict") in FOUND or claim.get("reason") == "not_checkable"  # a frame: open it
         doc_id = document_ids[doc_index - 1] if found and doc_index and 1 <= doc_index <= len(document_ids) else None
         out.append(
             ClaimTarget(

@@ -297,12 +297,6 @@ def load_conversation(ctx: AppContext, conversation_id: int) -> ConversationExpo
     return ConversationExport(conv, convs.messages(conv.id), docs, now_iso())
 
 
-def _md(text: str) -> str:
-    from app.citation_targets import escape_markdown
-
-    return escape_markdown(text)
-
-
 def conversation_markdown(data: ConversationExport) -> str:
     lines = [f"# {data.conversation.title}", ""]
     lines.append(f"Exported {data.exported_at} by Folio {__version__}. Conversation {data.conversation.id}.")
@@ -325,7 +319,8 @@ def conversation_markdown(data: ConversationExport) -> str:
                 from app.verdicts import summary
 
                 lines.append(f"Checked sentence by sentence ({summary(m.claims)}):")
-                lines += [f"- **{_md(mark)}** {_md(text)} - {_md(why)}" for mark, text, why in notes]
+                # Plain text like the answer above it: a Markdown file stays readable in any editor.
+                lines += [f"- **{mark}** {text} - {why}" for mark, text, why in notes]
                 lines.append("")
             if m.citations:
                 lines.append("Citations:")

@@ -232,6 +232,7 @@ class Sources:
 
     units: list[Unit]
     indexes: list[DocumentIndex]
+    document_ids: list[int | None]  # library ids, in doc_index order (None for documents given as text)
     # (query terms) -> indexes into `units`, best first: FTS5 over the stored segments, when loaded from a library
     search: Callable[[list[str]], list[int]] | None = None
     _windows: list[_Window] = field(default_factory=list)
@@ -267,7 +268,7 @@ class Sources:
         ]
         by_label = {u.label or str(u.page): u.page or 0 for u in units}
         index = DocumentIndex(by_label, len(pages), None, lambda p: pages[p - 1] if 1 <= p <= len(pages) else "")
-        return cls(units, [index])
+        return cls(units, [index], [None])
 
     @classmethod
     def load(cls, ctx: AppContext, document_ids: Sequence[int]) -> Sources:
@@ -305,7 +306,7 @@ class Sources:
             ).fetchall()
             return list(dict.fromkeys(where[k] for k in map(tuple, rows) if k in where))
 
-        return cls(units, document_indexes(ctx, ids), search)
+        return cls(units, document_indexes(ctx, ids), list(ids), search)
 
     # -- grounding -----------------------------------------------------------------------------
     def unit_of(self, doc_index: int, page: int | None, t_seconds: float | None) -> int | None:
@@ -327,14 +328,19 @@ class Sources:
         """Ground one claim (an answer sentence, an extraction cell's value) against these documents."""
         written = tuple(dict.fromkeys(c.text for c in cited if c.text))
         cited_units = [u for c in cited if (u := self.unit_of(c.doc_index, c.page, c.t_seconds)) is not None]
+        timed = [c for c in cited if c.t_seconds is not None]
+        if timed and not cited_units:
+            # A video moment with no text stored for it: what the frame shows is not Folio's to check.
+            first = timed[0]
+            doc_id = self.document_ids[first.doc_index - 1] if 1 <= first.doc_index <= len(self.document_ids) else None
+            return Grounding(EXEMPT, doc_index=first.doc_index, document_id=doc_id, t_seconds=first.t_seconds,
+                             reason="not_checkable", cited=written)  # fmt: skip
         bad_anchor = bool(cited) and not cited_units
         facts = find_facts(text)
         names = list(dict.fromkeys(names_in(text)))
         stems = list(dict.fromkeys(content_stems(f"{text} {context}")))
         checked = tuple(text[f.start : f.end] for f in facts) + tuple(_name_words(text, names))
         if not facts and not names and len(stems) < MIN_WORDS_ONLY:
-            if cited and any(self.units[u].t_seconds is not None for u in cited_units):
-                return Grounding(UNSUPPORTED, reason="not_checkable", cited=written)
             return Grounding(EXEMPT, reason="nothing to check", cited=written)
         claim = _Need(facts, names, stems, _NEGATIONS & set(normalize_for_match(text).split()) != set())
         quote_found: bool | None = None

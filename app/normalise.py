@@ -40,6 +40,8 @@ _ORDINALS = {
     "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19, "twentieth": 20,
     "thirtieth": 30,
 }  # fmt: skip
+# Words that state a number: a quote that changes one ("two percent" for "one percent") is not the quote.
+NUMBER_WORDS = frozenset([*_UNITS, *_TENS, *_SCALES, *_ORDINALS])
 _CURRENCY_SIGNS = {"$": "USD", "us$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
 _CURRENCY_CODES = {"usd": "USD", "eur": "EUR", "gbp": "GBP", "cad": "CAD", "aud": "AUD", "jpy": "JPY", "chf": "CHF"}
 _CURRENCY_WORDS = {

@@ -42,7 +42,7 @@ def mark(claim: dict[str, Any], documents: int = 1) -> str | None:
     verdict = claim.get("verdict")
     at = where(claim, documents)
     if verdict == EXEMPT:
-        return None if claim.get("reason") in SILENT or claim.get("reason") == "nothing to check" else "○ not checked"
+        return None if claim.get("reason") in SILENT else "○ not checked"
     if verdict == QUOTED:
         return f"✓ quoted {at}"
     if verdict == SUPPORTED:
@@ -86,8 +86,6 @@ def explain(claim: dict[str, Any], documents: int = 1) -> str:
             f"The page is Folio's finding, not the model's.{misquote}"
         )
     if verdict == UNSUPPORTED:
-        if claim.get("reason") == "not_checkable":
-            return f"Unsupported: the answer cites {cited}, a video frame; Folio cannot read what a frame shows."
         missing = list(claim.get("missing") or [])
         why = f" Not in the document at all: {_listed(missing)}." if missing else ""
         bad = " The cited page is not in the document." if claim.get("reason") == "no_such_page" else ""
@@ -96,6 +94,12 @@ def explain(claim: dict[str, Any], documents: int = 1) -> str:
             f"(cited: {cited}).{why}{bad}{misquote}"
         )
     reason = claim.get("reason")
+    if reason == "not_checkable":
+        return (
+            f"Not checked: the answer cites {at}, a video frame; Folio cannot read what a frame shows. Click to see it."
+        )
+    if reason == "nothing to check":
+        return "Not checked: the sentence holds no fact, name or enough words to look for in the document."
     if reason == "absence":
         return "Not checked: this says the documents do not contain something; Folio does not check absences."
     return "No source needed: a heading or a courtesy, not a statement about the documents."

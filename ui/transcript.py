@@ -126,7 +126,8 @@ class Transcript(SafeTextBrowser):
             if target is not None:
                 href = f"{self._prefix}claim/{m.id}/{target.index}"
                 self._claims[href] = target
-                marks.append((int(m.claims[target.index]["end"]), target.mark, href))
+                # No-break spaces: a mark is never split over two lines.
+                marks.append((int(m.claims[target.index]["end"]), target.mark.replace(" ", "\u00a0"), href))
         body = (
             link_citations(m.text, m.citations, lambda i: self._cite_href(m, i), marks) if m.text else "*(no answer)*"
         )

@@ -92,7 +92,9 @@ def test_the_api_grounds_one_extraction_cell() -> None:
     assert (cell.verdict, cell.page) == (SUPPORTED, 2)
     wrong = sources.ground("200,000 euros", context="Annual Rent", cited=(Cited(page=1),))
     assert (wrong.verdict, wrong.page) == (WRONG_PAGE, 2)
-    quoted = sources.ground("EUR 200,000", quote="The annual rent is two hundred thousand euros", cited=(Cited(page=2),))
+    quoted = sources.ground(
+        "EUR 200,000", quote="The annual rent is two hundred thousand euros", cited=(Cited(page=2),)
+    )
     assert quoted.verdict == QUOTED
     assert sources.ground("EUR 300,000", context="Annual Rent").verdict == UNSUPPORTED
 
