@@ -53,11 +53,18 @@ FOUND = (QUOTED, SUPPORTED, WRONG_PAGE, ADDED)
 
 # Share of the claim's content words (weighted by rarity) a passage must hold, with and without
 # facts or names that the passage holds too. Calibrated on CUAD contracts (benchmarks/bench_grounding.py).
-COVERAGE_WITH_FACTS = 0.34
+COVERAGE_WITH_FACTS = 0.5
 COVERAGE_WORDS_ONLY = 0.75
+COVERAGE_ONE_SPECIFIC = 0.34  # a full date or an amount found says much by itself
+COVERAGE_TWO_SPECIFIC = 0.25  # two of them in one passage rarely meet by chance
 MIN_WORDS_ONLY = 3  # a claim with no fact or name needs this many content words to be checked at all
 CANDIDATE_SEGMENTS = 40
 MAX_WINDOW_WORDS = 90
+GENERIC_SHARE = 0.25
+PAGE_BREAK_CHARS = 400  # how much of the next page a passage may run into
+CROSSING_WEIGHT = 0.8
+# The cited page keeps the claim unless another page supports it clearly better than this.
+CITED_MARGIN = 0.15
 
 # Words that carry no fact. Not "state": "the State of Texas" names a law.
 _STOPWORDS = frozenset({
@@ -68,13 +75,14 @@ _STOPWORDS = frozenset({
     "into", "is", "it", "its", "itself", "just", "may", "me", "might", "more", "most", "must", "my", "myself",
     "neither", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "ought", "our", "ours",
     "ourselves", "out", "over", "own", "same", "shall", "she", "should", "so", "some", "such", "than", "that",
-    "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through",
-    "to", "too", "under", "until", "up", "upon", "very", "was", "we", "were", "what", "when", "where", "which",
+    "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those",
+    "to", "too", "under", "up", "upon", "very", "was", "we", "were", "what", "when", "where", "which",
     "while", "who", "whom", "why", "will", "with", "within", "would", "you", "your", "yours", "yourself",
     "yourselves", "hereby", "herein", "hereof", "hereunder", "thereof", "therein", "whereas", "per", "via",
     "according", "accordance", "answer", "document", "documents", "text", "page", "pages", "p", "pp", "stated",
     "says", "say", "said", "mentioned", "mentions", "mention", "provides", "provided", "provide", "specified",
-    "specifies", "indicate", "indicates", "indicated", "question", "based", "following", "follows", "given"
+    "specifies", "indicate", "indicates", "indicated", "question", "based", "following", "follows", "given",
+    "require", "requires", "required", "need", "needs", "needed"
 })  # fmt: skip
 _MONTH_NAMES = frozenset({
     "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
@@ -82,7 +90,6 @@ _MONTH_NAMES = frozenset({
 })  # fmt: skip  # dates are facts: their month is not a name
 # Capitalized, but not names: a document's structure ('Section 7') and dates' months (dates are facts).
 _NOT_NAMES = _MONTH_NAMES | {"section", "sections", "clause", "clauses", "article", "articles", "page", "paragraph"}
-_DATE_WORDS = frozenset({"date", "dat"})  # 'dated', 'date': said by the date itself when the claim's date is found
 _WORD_RE = re.compile(r"[^\W_]+(?:[.'’][^\W_]+)*")
 _NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "without", "none", "cannot"})
 _SENTENCE_RE = re.compile(r"(?<=[.;:!?])\s+(?=[\"“(]?[A-Z0-9])|\n\s*\n|\n(?=\s*(?:\(?[a-z0-9]{1,3}[.)]|[A-Z][A-Z]))")
@@ -96,9 +103,26 @@ def _stemmer() -> Any:
     return snowballstemmer.stemmer("english")
 
 
+# Words contracts and answers use for the same thing, by stem: each maps to the first of its group.
+# A small hand-kept list for the clauses people ask about most (term, renewal, notice, law, parties).
+_SAME = (
+    ("agreement", "contract"),
+    ("renew", "extend", "extens"),
+    ("expir", "expiri", "termin", "end", "cancel", "through", "until"),  # when something stops
+    ("commenc", "start", "begin", "effect"),  # when it starts
+    ("date", "made", "enter", "execut", "sign"),  # when it was made
+    ("notic", "notifi", "notif"),
+    ("govern", "construe", "constru", "interpret"),
+    ("law", "juris"),
+    ("pay", "paid", "payabl"),
+)
+_SYNONYM = {word: group[0] for group in _SAME for word in group}
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    return str(_stemmer().stemWord(word.lower().replace("’", "'").removesuffix("'s")))
+    stemmed = str(_stemmer().stemWord(word.lower().replace("’", "'").removesuffix("'s")))
+    return _SYNONYM.get(stemmed, stemmed)
 
 
 def content_stems(text: str) -> list[str]:
@@ -159,6 +183,7 @@ class _Window:
     stems: frozenset[str]
     facts: tuple[Fact, ...]
     negated: bool
+    crosses: bool  # runs into the next page
 
 
 @dataclass(frozen=True)
@@ -243,21 +268,37 @@ class Sources:
     def __post_init__(self) -> None:
         df: Counter[str] = Counter()
         for u, unit in enumerate(self.units):
-            facts = find_facts(unit.text)
-            for start, end in _windows_of(unit.text):
-                chunk = unit.text[start:end]
+            text = self._reach(u)
+            facts = find_facts(text)
+            for start, end in _windows_of(text):
+                if start >= len(unit.text):
+                    break  # a passage that starts on the next page belongs to that page
+                chunk = text[start:end]
                 stems = frozenset(content_stems(chunk))
                 inside = tuple(f for f in facts if start <= f.start < end)
                 negated = bool(_NEGATIONS & set(normalize_for_match(chunk).split()))
                 self._by_unit.setdefault(u, []).append(len(self._windows))
-                self._windows.append(_Window(u, start, end, stems, inside, negated))
+                self._windows.append(_Window(u, start, end, stems, inside, negated, end > len(unit.text)))
                 df.update(stems)
         n = max(len(self._windows), 1)
-        self._idf = {s: math.log(1 + n / c) for s, c in df.items()}
+        # A word in more than a quarter of the passages ('agreement' in a contract) tells nothing
+        # about where a claim stands: it weighs nothing. Rarer words weigh more the rarer they are.
+        floor = math.log(1 + 1 / GENERIC_SHARE)
+        self._idf = {s: max(0.0, math.log(1 + n / c) - floor) for s, c in df.items()}
         # A word no page has is often the model's paraphrase ('starts' for 'commence'): it weighs as
         # much as a typical word of the document, not as much as the rarest.
-        self._unseen_idf = sum(self._idf.values()) / len(self._idf) if self._idf else 1.0
+        weights = [w for w in self._idf.values() if w > 0]
+        self._unseen_idf = sum(weights) / len(weights) if weights else 1.0
         self._doc_stems = set(df)
+
+    def _reach(self, u: int) -> str:
+        """A page's text and the opening of the next page of the same document: a clause that runs
+        over a page break is one passage, attributed to the page where it starts."""
+        unit = self.units[u]
+        after = self.units[u + 1] if u + 1 < len(self.units) else None
+        if after is None or after.doc_index != unit.doc_index or unit.page is None or after.page != unit.page + 1:
+            return unit.text
+        return f"{unit.text}\n{after.text[:PAGE_BREAK_CHARS]}"
 
     # -- building ------------------------------------------------------------------------------
     @classmethod
@@ -337,8 +378,9 @@ class Sources:
                              reason="not_checkable", cited=written)  # fmt: skip
         bad_anchor = bool(cited) and not cited_units
         facts = find_facts(text)
-        names = list(dict.fromkeys(names_in(text)))
-        stems = list(dict.fromkeys(content_stems(f"{text} {context}")))
+        words = _blank(text, [(f.start, f.end) for f in facts])  # a fact's words are checked as the fact
+        names = list(dict.fromkeys(names_in(words)))
+        stems = list(dict.fromkeys(content_stems(f"{words} {context}")))
         checked = tuple(text[f.start : f.end] for f in facts) + tuple(_name_words(text, names))
         if not facts and not names and len(stems) < MIN_WORDS_ONLY:
             return Grounding(EXEMPT, reason="nothing to check", cited=written)
@@ -357,9 +399,9 @@ class Sources:
                     return self._result(verdict, best, quote, quote_found, checked, written)
         candidates = self._candidates(claim, cited_units, text)
         on_cited = self._best_in(claim, list(dict.fromkeys(cited_units)))
-        if on_cited is not None:
-            return self._result(SUPPORTED, on_cited, quote, quote_found, checked, written)
         elsewhere = self._best_in(claim, [u for u in candidates if u not in cited_units])
+        if on_cited is not None and (elsewhere is None or elsewhere[1] <= on_cited[1] + CITED_MARGIN):
+            return self._result(SUPPORTED, on_cited, quote, quote_found, checked, written)
         if elsewhere is not None:
             verdict = WRONG_PAGE if cited else ADDED
             return self._result(verdict, elsewhere, quote, quote_found, checked, written)
@@ -385,13 +427,19 @@ class Sources:
         return list(dict.fromkeys(found))
 
     def _best_in(self, claim: _Need, units: Sequence[int], quote: str | None = None) -> tuple[_Window, float] | None:
+        """The best supporting passage among these units: the highest score; on a tie the earlier page
+        (a document states a fact where it first defines it), then the shorter passage."""
         best: tuple[_Window, float] | None = None
         quote_stems = set(content_stems(quote)) if quote else set()
-        for u in units:
+        for u in sorted(set(units)):
             for w in self._by_unit.get(u, []):
                 window = self._windows[w]
                 score = self._score(claim, window, quote_stems)
-                if score is not None and (best is None or score > best[1]):
+                if score is None or best is None:
+                    best = best if score is None else (window, score)
+                    continue
+                shorter = window.end - window.start < best[0].end - best[0].start
+                if score > best[1] + 1e-9 or (abs(score - best[1]) <= 1e-9 and shorter):
                     best = (window, score)
         return best
 
@@ -407,14 +455,19 @@ class Sources:
         weights = {s: self._idf.get(s, self._unseen_idf) for s in claim.stems}
         total = sum(weights.values())
         held = set(window.stems) | bonus
-        if any(f.kind == "date" for f in claim.facts):
-            held |= _DATE_WORDS
         coverage = sum(w for s, w in weights.items() if s in held) / total if total else 1.0
-        need = COVERAGE_WITH_FACTS if claim.facts or claim.names else COVERAGE_WORDS_ONLY
+        specific = sum(1 for f in claim.facts if _specific(f))
+        if specific >= 2:
+            need = COVERAGE_TWO_SPECIFIC
+        elif specific == 1:
+            need = COVERAGE_ONE_SPECIFIC
+        else:
+            need = COVERAGE_WITH_FACTS if claim.facts or claim.names else COVERAGE_WORDS_ONLY
         if coverage < need:
             return None
-        # Among passages that hold as much, the shortest is the one to show.
-        return coverage + 0.1 * (len(claim.facts) + len(claim.names)) - 0.001 * (window.end - window.start) / 6
+        # A passage that runs into the next page counts less than one wholly on a page: the fact
+        # may stand on the next page alone, and that page is the one to show.
+        return round(coverage * (CROSSING_WEIGHT if window.crosses else 1.0), 6)
 
     def _missing(self, claim: _Need, text: str, facts: list[Fact], names: list[str]) -> tuple[str, ...]:
         """What no page holds at all (facts, names): the user sees why nothing supports the claim."""
@@ -433,6 +486,7 @@ class Sources:
     ) -> Grounding:
         window, score = best
         unit = self.units[window.unit]
+        text = self._reach(window.unit)
         return Grounding(
             verdict,
             doc_index=unit.doc_index,
@@ -440,7 +494,7 @@ class Sources:
             page=unit.page,
             label=unit.label,
             t_seconds=unit.t_seconds,
-            passage=" ".join(unit.text[window.start : window.end].split()),
+            passage=" ".join(text[window.start : window.end].split()),
             score=round(score, 3),
             quote=quote,
             quote_found=quote_found,
@@ -457,6 +511,19 @@ class _Need:
     names: list[str]
     stems: list[str]
     negated: bool
+
+
+def _specific(fact: Fact) -> bool:
+    """A fact that rarely turns up by chance: a full date, an amount, a percent, a section number."""
+    if fact.kind == "date":
+        return any(None not in r for r in fact.readings)  # type: ignore[union-attr]
+    return fact.kind in ("amount", "percent", "ref")
+
+
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    for start, end in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
 
 
 def _name_words(text: str, names: list[str]) -> list[str]:
