@@ -516,7 +516,7 @@ class _Need:
 def _specific(fact: Fact) -> bool:
     """A fact that rarely turns up by chance: a full date, an amount, a percent, a section number."""
     if fact.kind == "date":
-        return any(None not in r for r in fact.readings)  # type: ignore[union-attr]
+        return any(None not in r for r in fact.readings)  # type: ignore[operator]
     return fact.kind in ("amount", "percent", "ref")
 
 

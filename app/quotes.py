@@ -39,9 +39,7 @@ def critical_tokens(normalized: str) -> Counter[str]:
     from app.normalise import NUMBER_WORDS
 
     return Counter(
-        w
-        for w in _WORD_RE.findall(normalized)
-        if w in _NEGATIONS or w in NUMBER_WORDS or any(c.isdigit() for c in w)
+        w for w in _WORD_RE.findall(normalized) if w in _NEGATIONS or w in NUMBER_WORDS or any(c.isdigit() for c in w)
     )
 
 

@@ -26,8 +26,8 @@ import csv
 import hashlib
 import json
 import os
-import sys
 import shutil
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -46,7 +46,7 @@ CONTRACTS = REPO.parent / "shared" / "corpus" / "contracts_pdf"
 # snapshot); the second variant adds to each question the request for a short quote with each claim.
 PROMPTS = {
     "question only": "",
-    "question + quote each claim": (REPO / "assets" / "prompts" / "quote_each_claim.md").read_text(encoding="utf-8"),
+    "question + quote each claim": (REPO / "benchmarks" / "prompts" / "quote_each_claim.md").read_text("utf-8"),
 }
 QUESTIONS = {
     "Governing Law": "Which law governs this agreement?",
@@ -359,7 +359,8 @@ def _explain(what: str, asked: Asked, verdict: Any, evidence: set[int]) -> None:
     if os.environ.get("FOLIO_BENCH_VERBOSE"):
         g = verdict.grounding
         print(
-            f"{what}: [{asked.prompt}] {asked.label.contract[:24]} / {asked.label.category}: evidence {sorted(evidence)}"
+            f"{what}: [{asked.prompt}] {asked.label.contract[:24]} / {asked.label.category}: "
+            f"evidence {sorted(evidence)}"
             f"\n    {verdict.claim.text!r}\n    -> {g.verdict} {g.where} {g.passage[:160]!r}",
             file=sys.stderr,
         )
@@ -524,7 +525,8 @@ def report(tallies: dict[str, Tally], synth: Counter[str]) -> list[str]:
     lines += ["| fixed claims | Folio's verdicts | today's check (page exists) |", "|---|---|---|"]
     for how in ("cited", "wrong page", "uncited"):
         lines.append(
-            f"| true, {how}: a page with the evidence attached | {_pct(synth[f'true {how} page'], synth[f'true {how}'])}"
+            f"| true, {how}: a page with the evidence attached | "
+            f"{_pct(synth[f'true {how} page'], synth[f'true {how}'])}"
             f" | {_pct(synth[f'true {how} baseline'], synth[f'true {how}'])} |"
         )
     for how in ("cited", "uncited"):
