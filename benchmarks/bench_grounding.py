@@ -287,7 +287,8 @@ class Tally:
     right_with_page: int = 0
     baseline_right_with_page: int = 0
     judged: int = 0  # claims about the asked fact (right or wrong)
-    false_page: int = 0  # a page named as support that lacks the evidence
+    false_page: int = 0  # a page named as support (any verdict that names one) that lacks the evidence
+    false_qs: int = 0  # the same, for the verdicts quoted and supported only
     baseline_false_page: int = 0
     verdicts: Counter[str] = field(default_factory=Counter)
     unanswerable: int = 0
@@ -305,7 +306,7 @@ def _claim_pages(claim: Any, citations: list[Any]) -> list[int]:
 
 
 def grade_answer(tally: Tally, asked: Asked, sources: Any, evidence: set[int]) -> None:
-    from app.grounding import EXEMPT, FOUND, ground_answer
+    from app.grounding import EXEMPT, FOUND, QUOTED, SUPPORTED, ground_answer
 
     tally.questions += 1
     if asked.answer is None:
@@ -344,6 +345,7 @@ def grade_answer(tally: Tally, asked: Asked, sources: Any, evidence: set[int]) -
             # wrong answer, but its verdict is true: the page does say it).
             wrong = found_page and g.page not in evidence
             tally.false_page += wrong
+            tally.false_qs += wrong and g.verdict in (QUOTED, SUPPORTED)
             if wrong:
                 _explain("page named as support lacks the evidence", asked, verdict, evidence)
             # Today's check: a cited page that exists counts as checked.
@@ -445,7 +447,7 @@ def synthetic_claims(label: Label, evidence: set[int], page_texts: list[str]) ->
 
 
 def evaluate(ctx: Any, labels: dict[str, list[Label]], asked: list[Asked]) -> list[str]:
-    from app.grounding import FOUND, UNSUPPORTED, Sources, ground_answer
+    from app.grounding import FOUND, QUOTED, SUPPORTED, UNSUPPORTED, Sources, ground_answer
 
     by_contract: dict[str, tuple[Any, list[str]]] = {}
     for filename in labels:
@@ -475,11 +477,13 @@ def evaluate(ctx: Any, labels: dict[str, list[Label]], asked: list[Asked]) -> li
                     synth[f"true {how} page"] += g.verdict in FOUND and g.page in evidence
                     synth[f"true {how} baseline"] += how == "cited" and bool(cited_page)
                     synth["false page"] += g.verdict in FOUND and g.page not in evidence
+                    synth["false qs"] += g.verdict in (QUOTED, SUPPORTED) and g.page not in evidence
                     synth["baseline false page"] += how == "wrong page" and bool(cited_page)
                 else:
                     synth[f"false {how}"] += 1
                     synth[f"false {how} flagged"] += g.verdict == UNSUPPORTED
                     synth["false page"] += g.verdict in FOUND
+                    synth["false qs"] += g.verdict in (QUOTED, SUPPORTED)
                     synth["baseline false page"] += how == "cited" and bool(cited_page)
                 synth["claims"] += 1
     return report(tallies, synth)
@@ -536,7 +540,13 @@ def report(tallies: dict[str, Tally], synth: Counter[str]) -> list[str]:
         )
     model_claims = sum(x.judged for x in t)
     false_model = sum(x.false_page for x in t)
+    false_qs = sum(x.false_qs for x in t) + synth["false qs"]
     base_model = sum(x.baseline_false_page for x in t)
+    lines.append(
+        "| all graded claims: a verdict of quoted or supported on a page without the evidence | "
+        f"{_pct(false_qs, model_claims + synth['claims'])} | "
+        f"{_pct(base_model + synth['baseline false page'], model_claims + synth['claims'])} (checked) |"
+    )
     lines.append(
         "| all graded claims (answers' claims about the asked fact + fixed claims): a page named as support "
         f"that lacks the evidence | {_pct(false_model + synth['false page'], model_claims + synth['claims'])} | "
@@ -551,8 +561,8 @@ def report(tallies: dict[str, Tally], synth: Counter[str]) -> list[str]:
     times = [ms for x in t for ms in x.ground_ms]
     lines += [
         "",
-        f"Goals: false page named as support <= 2% of graded claims: "
-        f"{_pct(false_model + synth['false page'], model_claims + synth['claims'])}; "
+        f"Goals: false quoted/supported <= 2% of graded claims: {_pct(false_qs, model_claims + synth['claims'])} "
+        f"(any verdict naming a page: {_pct(false_model + synth['false page'], model_claims + synth['claims'])}); "
         f"correct page attached to >= 90% of correct claims: {_pct(attached, right)}; "
         f"unsupported claims flagged >= 90%: {_pct(flagged, unsupported)}.",
         f"Grounding one answer: median {sorted(times)[len(times) // 2]:.0f} ms, longest {max(times):.0f} ms."
