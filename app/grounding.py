@@ -7,13 +7,15 @@ The public API (used for answer sentences here, and meant for extraction cells t
                             cited=(Cited(page=5),), quote=None, context="")
     result.verdict   # QUOTED | SUPPORTED | WRONG_PAGE | ADDED | UNSUPPORTED | EXEMPT
     result.page, result.label, result.t_seconds, result.passage   # where the support is
-    ground_answer(answer_text, sources)  -> list[ClaimVerdict]   # every claim of an answer
+    ground_answer(answer_text, sources)  -> AnswerGrounding    # its citations, and every claim's verdict
 
 What each verdict claims (and nothing more):
 - QUOTED: the claim's quoted words were found (exactly, or fuzzily with every number and negation
   intact: app/quotes.py) on a page the answer cites, and the claim's facts are in the passage there.
 - SUPPORTED: a cited page holds a passage with all of the claim's facts (dates, amounts, durations,
-  percents, numbers, names) and most of its content words, weighted by how rare they are.
+  percents, numbers, names) and enough of its other words, weighted by how rare they are in the
+  document (how much is enough depends on how specific the facts are), and no other page holds
+  it clearly better.
 - WRONG_PAGE: the answer cites a page that does not hold this, but another page does (page = that one).
 - ADDED: the answer cites nothing; Folio found a page that supports it (page = Folio's, not the model's).
 - UNSUPPORTED: no page holds the claim's facts: some were not found anywhere near each other.
@@ -21,7 +23,8 @@ What each verdict claims (and nothing more):
 
 Candidates come from SQLite FTS5 (BM25) over the documents' stored segments, from the pages holding
 the claim's facts, and from the cited pages; each candidate page is then aligned passage by passage
-(one to three of its sentences).
+(one to three of its sentences; a passage may run over a page break). Words are compared as
+Snowball stems, with a short list of words contracts use for the same thing ('expires' ~ 'through').
 """
 
 from __future__ import annotations
@@ -584,19 +587,18 @@ def ground_answer(answer: str, sources: Sources) -> AnswerGrounding:
             out.append(ClaimVerdict(claim, Grounding(EXEMPT, reason=exempt), tuple(mine)))
             continue
         text = _without_citations(claim, [citations[i] for i in mine])
-        if not text.strip(" .,;:-*_()") and out and not out[-1].citations and mine:
+        previous_open = bool(out) and not out[-1].citations and out[-1].grounding.reason not in ("heading", "courtesy")
+        if not text.strip(" .,;:-*_()") and previous_open and mine:
             # '[p. 5]' alone after a sentence: the previous claim's citation
             previous = out.pop()
-            out.append(_ground(sources, previous.claim, answer, [citations[i] for i in mine], tuple(mine)))
+            out.append(_ground(sources, previous.claim, [citations[i] for i in mine], tuple(mine)))
             out.append(ClaimVerdict(claim, Grounding(EXEMPT, reason="citation only"), ()))
             continue
-        out.append(_ground(sources, claim, answer, [citations[i] for i in mine], tuple(mine)))
+        out.append(_ground(sources, claim, [citations[i] for i in mine], tuple(mine)))
     return AnswerGrounding(citations, out)
 
 
-def _ground(
-    sources: Sources, claim: Claim, answer: str, cites: list[Citation], indexes: tuple[int, ...]
-) -> ClaimVerdict:
+def _ground(sources: Sources, claim: Claim, cites: list[Citation], indexes: tuple[int, ...]) -> ClaimVerdict:
     cited = [x for c in cites for x in Cited.from_citation(c)]
     quote = next((c.quote for c in cites if c.quote), None)
     if quote is None:
@@ -615,8 +617,3 @@ def _without_citations(claim: Claim, cites: list[Citation]) -> str:
         a, b = c.start - claim.start, c.end - claim.start
         text = text[:a] + " " + text[b:]
     return text
-
-
-def counts(verdicts: Sequence[dict[str, Any]]) -> Counter[str]:
-    """How many claims got each verdict (stored claims as dicts)."""
-    return Counter(str(v.get("verdict")) for v in verdicts)

@@ -180,6 +180,13 @@ STATES_AND_COUNTRIES = (
     "England", "Utah", "Minnesota", "Washington", "Georgia", "Colorado",
 )  # fmt: skip
 INVENTED_PARTIES = ("Harwell Dynamics Inc.", "Blue Meridian Partners LLC")
+# Sentences that state nothing about the document: never to be flagged unsupported.
+NO_SOURCE_NEEDED = (
+    "## Governing law",
+    "I could not find a renewal term in this agreement.",
+    "The agreement does not specify a notice period.",
+    "Sure. I hope this helps!",
+)
 
 
 @dataclass(frozen=True)
@@ -462,6 +469,10 @@ def evaluate(ctx: Any, labels: dict[str, list[Label]], asked: list[Asked]) -> li
     synth = Counter[str]()
     for filename, contract_labels in labels.items():
         sources, pages = by_contract[filename]
+        for sentence in NO_SOURCE_NEEDED:  # the rule for sentences that need no source, measured
+            verdicts = ground_answer(sentence, sources).claims
+            synth["no source needed"] += len(verdicts)
+            synth["no source needed kept"] += sum(v.grounding.verdict == "exempt" for v in verdicts)
         for label in contract_labels:
             evidence = evidence_pages(pages, label)
             for text, is_true, how in synthetic_claims(label, evidence, pages):
@@ -538,6 +549,10 @@ def report(tallies: dict[str, Tally], synth: Counter[str]) -> list[str]:
             f"| altered (wrong date, law, party, duration), {how}: flagged unsupported | "
             f"{_pct(synth[f'false {how} flagged'], synth[f'false {how}'])} | 0% (0/{synth[f'false {how}']}) |"
         )
+    lines.append(
+        "| headings, courtesies, 'I could not find ...' sentences: left unflagged (no source needed) | "
+        f"{_pct(synth['no source needed kept'], synth['no source needed'])} | - |"
+    )
     model_claims = sum(x.judged for x in t)
     false_model = sum(x.false_page for x in t)
     false_qs = sum(x.false_qs for x in t) + synth["false qs"]
