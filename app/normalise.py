@@ -112,6 +112,7 @@ _UNIT_AFTER_RE = re.compile(
 _PERCENT_AFTER_RE = re.compile(r"\s*(?:%|percent\b|per\s+cent\b)", re.IGNORECASE)
 _CURRENCY_AFTER_RE = re.compile(r"\s*(?:(?:u\.?s\.?|united states)\s+)?(dollars?|euros?|pounds?|yen|cents)\b", re.I)
 _CURRENCY_BEFORE_RE = re.compile(r"(us\$|\$|€|£|¥|\b(?:usd|eur|gbp|cad|aud|jpy|chf)\b)\s*$", re.IGNORECASE)
+_RATE_BEFORE_RE = re.compile(r"(?:\d|dollars?|euros?|pounds?|percent|%)\s*$", re.IGNORECASE)
 _ARTICLE_UNIT_RE = re.compile(
     r"\b(?:an?|one)\s+(?:(?:additional|further|initial|successive|single|calendar|full)\s+)?"
     r"(day|week|month|year)\b(?!s)",
@@ -305,6 +306,8 @@ def find_facts(text: str) -> list[Fact]:
             facts.append(Fact("number", frozenset({float(number)}), start, end))
         consumed = facts[-1].end
     for match in _ARTICLE_UNIT_RE.finditer(text):
+        if _RATE_BEFORE_RE.search(text[max(0, match.start() - 30) : match.start()]):
+            continue  # '$15,000 a month' is a rate, not a duration of one month
         if not _overlaps(match.start(), match.end(), [(f.start, f.end) for f in facts]):
             base, factor = _DURATION_UNITS[match.group(1).lower()]
             facts.append(Fact("duration", frozenset({(factor, base)}), match.start(), match.end()))

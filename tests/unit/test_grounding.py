@@ -164,3 +164,25 @@ def test_fuse_dates_and_durations_written_otherwise() -> None:
         (ADDED, _page_with(pages, "construed in accordance with Ohio law")),
         (UNSUPPORTED, None),
     ]
+
+
+def test_verdicts_are_stored_with_the_message_and_read_back(ctx, contract: Sources) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from app.conversations import Conversations
+
+    answer = f"{LAW} [p. 1]. The Client pays $15,000 a month."
+    grounded = ground_answer(answer, contract)
+    conversations = Conversations(ctx.db)
+    conversation = conversations.create(contract.document_ids, "t")  # type: ignore[arg-type]
+    message = conversations.add_message(conversation, "assistant", "", status="incomplete")
+    claims = [v.to_dict() for v in grounded.claims]
+    conversations.update_message(message, claims=claims, text=answer, status="complete")
+    stored = conversations.message(message)
+    assert stored.claims == json.loads(json.dumps(claims))  # tuples come back as lists
+    assert [c["verdict"] for c in stored.claims] == [WRONG_PAGE, UNSUPPORTED]
+    assert stored.claims[1]["missing"] == ["$15,000"] and stored.claims[0]["quote_found"] is None
+    conversations.update_message(message, claims=claims[:1])  # replaced, not added to
+    assert len(conversations.message(message).claims) == 1
+    conversations.delete(conversation)
+    assert ctx.db.execute("SELECT count(*) FROM claims").fetchone()[0] == 0
