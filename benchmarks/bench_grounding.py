@@ -16,7 +16,7 @@ party, another duration), written as a sentence and grounded against the real do
 evidence page and uncited. Today's check (a citation is "checked" when its page exists) is the baseline.
 
 Run: .venv/bin/python benchmarks/bench_grounding.py [--fresh]   (make eval)
-     --cached-only grades the answers already cached (and does not write RESULTS.md); --collect-only asks.
+     --cached-only grades the answers already cached (RESULTS.md only with --write); --collect-only asks.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks.eval_model import LABEL as MODEL_LABEL  # noqa: E402
 from benchmarks.results import write_section  # noqa: E402
 
 HEADING = "## Grounding: every claim traced to its page (issue 13)"
@@ -627,9 +628,19 @@ def main(argv: list[str]) -> int:
         lines = evaluate(ctx, labels, asked)
     finally:
         ctx.close()
-    print("\n".join(lines))
-    if not cached_only:
-        write_section(HEADING, lines)
+    wanted = len(PROMPTS) * sum(len(v) for v in labels.values())
+    contracts = len({a.label.contract for a in asked})
+    intro = [
+        f"{MODEL_LABEL} (benchmarks/eval_model.py), {len(asked)} of {wanted} answers ({len(labels)} contracts x {len(QUESTIONS)} questions x "
+        f"{len(PROMPTS)} prompts; {contracts} contracts answered), graded against CUAD's labels in one run "
+        f"({time.strftime('%Y-%m-%d')}). Answers come from the model or from the answer cache.",
+        "",
+    ]
+    if len(asked) < wanted:
+        intro.insert(1, f"PARTIAL: {wanted - len(asked)} answers were not collected yet; the figures cover the rest.")
+    print("\n".join(intro + lines))
+    if not cached_only or "--write" in argv:
+        write_section(HEADING, intro + lines)
     return 0
 
 
