@@ -631,8 +631,8 @@ def main(argv: list[str]) -> int:
     wanted = len(PROMPTS) * sum(len(v) for v in labels.values())
     contracts = len({a.label.contract for a in asked})
     intro = [
-        f"{MODEL_LABEL} (benchmarks/eval_model.py), {len(asked)} of {wanted} answers ({len(labels)} contracts x {len(QUESTIONS)} questions x "
-        f"{len(PROMPTS)} prompts; {contracts} contracts answered), graded against CUAD's labels in one run "
+        f"{MODEL_LABEL} (benchmarks/eval_model.py), {len(asked)} of {wanted} answers "
+        f"({len(labels)} contracts x {len(QUESTIONS)} questions x {len(PROMPTS)} prompts; {contracts} contracts answered), graded against CUAD's labels in one run "
         f"({time.strftime('%Y-%m-%d')}). Answers come from the model or from the answer cache.",
         "",
     ]
