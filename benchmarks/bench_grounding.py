@@ -632,7 +632,8 @@ def main(argv: list[str]) -> int:
     contracts = len({a.label.contract for a in asked})
     intro = [
         f"{MODEL_LABEL} (benchmarks/eval_model.py), {len(asked)} of {wanted} answers "
-        f"({len(labels)} contracts x {len(QUESTIONS)} questions x {len(PROMPTS)} prompts; {contracts} contracts answered), graded against CUAD's labels in one run "
+        f"({len(labels)} contracts x {len(QUESTIONS)} questions x {len(PROMPTS)} prompts; "
+        f"{contracts} contracts answered), graded against CUAD's labels in one run "
         f"({time.strftime('%Y-%m-%d')}). Answers come from the model or from the answer cache.",
         "",
     ]
