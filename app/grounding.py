@@ -93,6 +93,7 @@ _MONTH_NAMES = frozenset({
 })  # fmt: skip  # dates are facts: their month is not a name
 # Capitalized, but not names: a document's structure ('Section 7') and dates' months (dates are facts).
 _NOT_NAMES = _MONTH_NAMES | {"section", "sections", "clause", "clauses", "article", "articles", "page", "paragraph"}
+_HAS_DIGIT = re.compile(r"\d").search
 _WORD_RE = re.compile(r"[^\W_]+(?:[.'’][^\W_]+)*")
 _NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "without", "none", "cannot"})
 _SENTENCE_RE = re.compile(r"(?<=[.;:!?])\s+(?=[\"“(]?[A-Z0-9])|\n\s*\n|\n(?=\s*(?:\(?[a-z0-9]{1,3}[.)]|[A-Z][A-Z]))")
@@ -132,7 +133,7 @@ def content_stems(text: str) -> list[str]:
     """The claim's meaningful words, stemmed: no stopwords, no numbers (those are facts)."""
     out = []
     for word in _WORD_RE.findall(normalize_for_match(text)):
-        if word in _STOPWORDS or any(ch.isdigit() for ch in word) or len(word) < 2:
+        if word in _STOPWORDS or len(word) < 2 or _HAS_DIGIT(word):
             continue
         out.append(stem(word))
     return out
@@ -273,13 +274,17 @@ class Sources:
         for u, unit in enumerate(self.units):
             text = self._reach(u)
             facts = find_facts(text)
-            for start, end in _windows_of(text):
+            bounds = _sentences(text)
+            # Each sentence is read once; a passage's words are its sentences' words.
+            words = [frozenset(content_stems(text[s:e])) for s, e in bounds]
+            negations = [bool(_NEGATIONS & set(normalize_for_match(text[s:e]).split())) for s, e in bounds]
+            for i, j in _windows_of(text, bounds):
+                start, end = bounds[i][0], bounds[j][1]
                 if start >= len(unit.text):
                     break  # a passage that starts on the next page belongs to that page
-                chunk = text[start:end]
-                stems = frozenset(content_stems(chunk))
+                stems = frozenset().union(*words[i : j + 1])
                 inside = tuple(f for f in facts if start <= f.start < end)
-                negated = bool(_NEGATIONS & set(normalize_for_match(chunk).split()))
+                negated = any(negations[i : j + 1])
                 self._by_unit.setdefault(u, []).append(len(self._windows))
                 self._windows.append(_Window(u, start, end, stems, inside, negated, end > len(unit.text)))
                 df.update(stems)
@@ -538,9 +543,7 @@ def _name_words(text: str, names: list[str]) -> list[str]:
     return [written.get(n, n) for n in names]
 
 
-def _windows_of(text: str) -> list[tuple[int, int]]:
-    """Passages of a page: each sentence alone, and with one and two sentences after it (a claim may
-    sum up a clause), up to MAX_WINDOW_WORDS words."""
+def _sentences(text: str) -> list[tuple[int, int]]:
     bounds: list[tuple[int, int]] = []
     start = 0
     for match in _SENTENCE_RE.finditer(text):
@@ -549,16 +552,22 @@ def _windows_of(text: str) -> list[tuple[int, int]]:
         start = match.end()
     if text[start:].strip():
         bounds.append((start, len(text)))
+    return bounds or [(0, len(text))]
+
+
+def _windows_of(text: str, bounds: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Passages of a page as (first, last) sentence: each sentence alone, and with one and two
+    sentences after it (a claim may sum up a clause), up to MAX_WINDOW_WORDS words."""
     windows: list[tuple[int, int]] = []
     for i, (s, e) in enumerate(bounds):
-        windows.append((s, e))
+        windows.append((i, i))
         words = len(text[s:e].split())
         for j in range(i + 1, min(i + 3, len(bounds))):
             words += len(text[bounds[j][0] : bounds[j][1]].split())
             if words > MAX_WINDOW_WORDS:
                 break
-            windows.append((s, bounds[j][1]))
-    return windows or [(0, len(text))]
+            windows.append((i, j))
+    return windows
 
 
 # -- an answer ---------------------------------------------------------------------------------
