@@ -17,6 +17,7 @@ from app.errors import USER_ERRORS, one_line
 
 if TYPE_CHECKING:
     from app.context import AppContext
+    from app.conversations import MessageRow
     from app.library import DocumentRow
     from inference.prompt import SourceBlock
 
@@ -50,7 +51,8 @@ def _parser() -> argparse.ArgumentParser:
     ask = sub.add_parser(
         "ask",
         help="ask a question about a document",
-        description="Ask a question; the answer streams to stdout and is stored.",
+        description="Ask a question; the answer streams to stdout and is stored. Then each sentence's verdict "
+        "(quoted, supported, wrong page, source added by Folio, unsupported) follows in a footer.",
     )
     ask.add_argument("documents", nargs="+", metavar="DOC", help="document id(s) or path(s), then the question")
     ask.add_argument("--conversation", type=int, metavar="ID", help="continue this conversation")
@@ -62,6 +64,11 @@ def _parser() -> argparse.ArgumentParser:
         "--timings",
         action="store_true",
         help="print one 'timings:' line to stderr (tokens read, tokens reused from a snapshot, seconds)",
+    )
+    ask.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (the answer, its citations and every claim with its verdict) instead of text",
     )
 
     plan = sub.add_parser(
@@ -344,7 +351,7 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
                 end="" if event.done < event.total else "\n",
                 file=sys.stderr,
             )
-        elif isinstance(event, AnswerDelta) and event.channel == "answer":
+        elif isinstance(event, AnswerDelta) and event.channel == "answer" and not args.json:
             sys.stdout.write(event.text)
             sys.stdout.flush()
         elif isinstance(event, AnswerDone):
@@ -364,11 +371,15 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
         raise
     finally:
         service.close()
-    print()
-    checked = [c for c in message.citations if c["valid"]]
+    documents = len(service.conversations.get(message.conversation_id).document_ids)
+    if args.json:
+        print(json.dumps(_answer_json(message, documents), indent=2, ensure_ascii=False))
+    else:
+        print()
+        for line in verdict_lines(message.claims, documents):
+            print(line)
     print(
-        f"[conversation {message.conversation_id}, message {message.id}: {message.completion_tokens} tokens, "
-        f"{len(checked)}/{len(message.citations)} citations checked]",
+        f"[conversation {message.conversation_id}, message {message.id}: {message.completion_tokens} tokens]",
         file=sys.stderr,
     )
     stats = done[-1].stats if done else None
@@ -380,6 +391,38 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def verdict_lines(claims: list[dict[str, object]], documents: int = 1) -> list[str]:
+    """The footer under an answer: each checked sentence with its verdict, then the counts."""
+    from app.verdicts import mark, summary
+
+    rows = [(shown, str(c["text"])) for c in claims if (shown := mark(c, documents)) is not None]
+    if not rows:
+        return []
+    width = max(len(m) for m, _ in rows)
+    lines = ["", "Checked sentence by sentence:"]
+    for m, text in rows:
+        flat = " ".join(text.split())
+        lines.append(f"  {m:<{width}}  {flat if len(flat) <= 90 else flat[:87] + '...'}")
+    lines.append(summary(claims))
+    return lines
+
+
+def _answer_json(message: MessageRow, documents: int) -> dict[str, object]:
+    from app.verdicts import counts, explain, mark
+
+    return {
+        "conversation_id": message.conversation_id,
+        "message_id": message.id,
+        "status": message.status,
+        "model": message.model,
+        "model_sha256": message.model_sha256,
+        "answer": message.text,
+        "citations": message.citations,
+        "claims": [c | {"mark": mark(c, documents), "explanation": explain(c, documents)} for c in message.claims],
+        "counts": dict(counts(message.claims)),
+    }
 
 
 def _cmd_plan(ctx: AppContext, args: argparse.Namespace) -> int:
@@ -421,6 +464,8 @@ def _cmd_show_conversation(ctx: AppContext, args: argparse.Namespace) -> int:
                 for c in m.citations
             )
             print(f"  citations: {cites or 'none'}")
+            for line in verdict_lines(m.claims, len(conv.document_ids))[1:]:
+                print(f"  {line}")
             if m.status != "complete":
                 print(f"  status: {m.status}" + (f" - {m.error}" if m.error else ""))
             if m.prompt_tokens is not None:

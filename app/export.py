@@ -265,13 +265,26 @@ def table_xlsx(table: ExtractionTable) -> bytes:
 
 # -- conversations -------------------------------------------------------------------------------
 def _citation_note(c: dict[str, Any]) -> str:
+    # A page that exists is not a check of what the sentence says: that is the claim's verdict below.
     parts = [c["text"]]
-    parts.append("page checked" if c.get("valid") else "page not in the document")
+    parts.append("page exists" if c.get("valid") else "page not in the document")
     if c.get("quote_found") is True:
         parts.append("quote found")
     elif c.get("quote_found") is False:
         parts.append("quote NOT found")
     return " - ".join(parts)
+
+
+def _claim_notes(m: MessageRow, documents: int) -> list[tuple[str, str, str]]:
+    """(mark, sentence, what was checked) for every claim that gets a mark."""
+    from app.verdicts import explain, mark
+
+    out = []
+    for c in m.claims:
+        shown = mark(c, documents)
+        if shown is not None:
+            out.append((shown, " ".join(str(c["text"]).split()), explain(c, documents)))
+    return out
 
 
 @dataclass(frozen=True)
@@ -319,6 +332,14 @@ def conversation_markdown(data: ConversationExport) -> str:
         lines.append(m.text or "_(no text)_")
         lines.append("")
         if m.role == "assistant":
+            notes = _claim_notes(m, len(data.documents))
+            if notes:
+                from app.verdicts import summary
+
+                lines.append(f"Checked sentence by sentence ({summary(m.claims)}):")
+                # Plain text like the answer above it: a Markdown file stays readable in any editor.
+                lines += [f"- **{mark}** {text} - {why}" for mark, text, why in notes]
+                lines.append("")
             if m.citations:
                 lines.append("Citations:")
                 lines += [f"- {_citation_note(c)}" for c in m.citations]
@@ -346,6 +367,13 @@ def _conversation_html(data: ConversationExport) -> str:
         out.append(f"<h3>{e(who)} <span class='meta'>{e(m.created_at)}</span></h3>")
         paragraphs = (m.text or "(no text)").split("\n")
         out += [f"<p>{e(p)}</p>" for p in paragraphs if p.strip()]
+        notes = _claim_notes(m, len(data.documents)) if m.role == "assistant" else []
+        if notes:
+            from app.verdicts import summary
+
+            out.append(f"<p class='cites'>Checked sentence by sentence ({e(summary(m.claims))}):</p><ul class='cites'>")
+            out += [f"<li><b>{e(mark)}</b> {e(text)}<br/><i>{e(why)}</i></li>" for mark, text, why in notes]
+            out.append("</ul>")
         if m.role == "assistant" and m.citations:
             out.append("<ul class='cites'>")
             out += [f"<li>{e(_citation_note(c))}</li>" for c in m.citations]

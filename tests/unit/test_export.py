@@ -157,18 +157,27 @@ def test_conversation_markdown_and_pdf_carry_citations_and_sha256(
         {"text": "[p. 4]", "valid": True, "quote_found": True},
         {"text": "[p. 9]", "valid": False, "quote_found": None},
     ]
-    convs.add_message(conv, "assistant", 'It is "the laws of the State of Delaware" [p. 4].', citations=cites,
-                      model="Gemma (demo)", model_sha256="cd" * 32)  # fmt: skip
+    answer = 'It is "the laws of the State of Delaware" [p. 4]. The fee is 99 euros. It is payable monthly.'
+    from app.grounding import Sources, ground_answer
+
+    claims = [v.to_dict() for v in ground_answer(answer, Sources.load(ctx, [doc.id])).claims]
+    reply = convs.add_message(conv, "assistant", answer, citations=cites, model="Gemma (demo)",
+                              model_sha256="cd" * 32)  # fmt: skip
+    convs.update_message(reply, claims=claims)
     exporter = Exporter(ctx)
     md = exporter.conversation(conv, tmp_path / "c.md").path.read_text()
     assert doc.sha256 in md and "cd" * 32 in md
-    assert "[p. 4] - page checked - quote found" in md and "[p. 9] - page not in the document" in md
+    assert "[p. 4] - page exists - quote found" in md and "[p. 9] - page not in the document" in md
+    assert "page checked" not in md  # a page that exists is not a check of the sentence
+    assert "Checked sentence by sentence (1 quoted · 1 unsupported · 1 not checked)" in md
+    assert "**✓ quoted p. 4** It is" in md and "Quoted: the quoted words were found on p. 4" in md
+    assert "**✗ unsupported** The fee is 99 euros." in md and "Not in the document at all: “99 euros”" in md
     pdf = exporter.conversation(conv, tmp_path / "c.pdf").path
     with pymupdf.open(pdf) as opened:
         text = " ".join(page.get_text() for page in opened)
     flat = " ".join(text.split())
     assert doc.sha256 in flat.replace(" ", "") and "Which law governs?" in flat
-    assert "page checked - quote found" in flat
+    assert "page exists - quote found" in flat and "✓ quoted p. 4" in flat and "✗ unsupported" in flat
     with pytest.raises(FileExists):
         exporter.conversation(conv, tmp_path / "c.pdf")
     with pytest.raises(Exception, match="use one of"):
