@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from app.context import AppContext
 
 GENESIS = "0" * 64
-ACTIONS = ("question", "extraction", "export", "purge")
+ACTIONS = ("question", "extraction", "export", "purge", "review")
 _COLUMNS = ("id", "at", "os_user", "action", "documents", "model_sha256", "settings", "details", "prev_hash")
 
 

@@ -111,6 +111,22 @@ class Search:
         hits.sort(key=lambda h: h.score)
         return hits[:limit]
 
+    def document_pages(self, document_id: int, words: list[str], *, limit: int = 3) -> list[int]:
+        """Pages of one document holding any of the words, best BM25 match first (no snippets)."""
+        query = " OR ".join(q for q in dict.fromkeys(fts_query(w) for w in words) if q)
+        if not query:
+            return []
+        # bm25() cannot sit under an aggregate, so pages are taken in order of their best segment.
+        rows = self.db.execute(
+            """
+            SELECT s.page FROM segments_fts JOIN segments s ON s.id = segments_fts.rowid
+            WHERE segments_fts MATCH ? AND s.document_id = ? AND s.page IS NOT NULL
+            ORDER BY bm25(segments_fts) LIMIT ?
+            """,
+            [query, document_id, limit * 20],
+        ).fetchall()
+        return list(dict.fromkeys(int(r[0]) for r in rows))[:limit]
+
     def _documents(self, query: str, limit: int) -> list[SearchHit]:
         rows = self.db.execute(
             f"""

@@ -9,16 +9,22 @@ import pytest
 from app.chat import prompt_documents
 from app.citations import DocumentIndex
 from app.context import AppContext
-from app.extraction import (
+from app.extraction_cells import (
+    ADDED,
     BAD_PAGE,
     NO_QUOTE,
-    PAGE_CORRECTED,
     QUOTE_NOT_FOUND,
+    QUOTED,
+    SUPPORTED,
+    UNSUPPORTED,
+    WRONG_PAGE,
+    CellSources,
+    cell_from_answer,
     document_units,
-    extraction_messages,
+    ground_cell,
     resolve_cited,
-    verify_cell,
 )
+from app.extraction_prompt import extraction_messages
 from app.templates import TemplateStore
 from assets import read_text
 from inference.chat_format import ChatTemplate, template_for
@@ -60,17 +66,43 @@ def test_units_and_cited_anchors(ctx: AppContext, tmp_path: Path) -> None:
     assert resolve_cited("p. 9", units, index) == []
     assert resolve_cited("t 00:00:05", units, index) == []  # no timed units in a PDF
 
-    def cell(quote: str, page: str) -> tuple[str, int | None, tuple[str, ...]]:
-        c = verify_cell(doc.id, "k", {"value": "v", "quote": quote, "page": page}, units, index, 0.9)
-        return c.quote_status, c.page, c.flags
+    sources = CellSources(units, index, 0.9)
 
-    assert cell("Governed by French law", "2") == ("exact", 3, ())
-    assert cell("Governed by French law", "1") == ("exact", 3, (PAGE_CORRECTED,))
-    assert cell("Governed by German law", "2") == ("not_found", 3, (QUOTE_NOT_FOUND,))
-    assert cell("Fees are 10 EUR", "9") == ("exact", 2, (BAD_PAGE,))
-    assert cell("", "") == ("empty", None, (NO_QUOTE,))
-    missing = verify_cell(doc.id, "k", None, units, index, 0.9)
-    assert not missing.found and missing.display == "not found" and missing.flags == ()
+    def check(value: str, quote: str, page: str) -> tuple[str, int | None, tuple[str, ...]]:
+        g = ground_cell(sources, value, quote, page)
+        return g.verdict, units[g.unit].page if g.unit is not None else None, g.flags
+
+    assert check("France", "Governed by French law", "2") == (QUOTED, 3, ())
+    assert check("France", "Governed by French law", "1") == (WRONG_PAGE, 3, ())
+    assert check("France", "Governed by French law", "") == (ADDED, 3, ())
+    assert check("French law", "Governed by German law", "2") == (SUPPORTED, 3, (QUOTE_NOT_FOUND,))
+    assert check("German law", "Governed by German law", "2") == (UNSUPPORTED, 3, (QUOTE_NOT_FOUND,))
+    assert check("10 EUR", "Fees are 10 EUR", "9") == (WRONG_PAGE, 2, (BAD_PAGE,))
+    assert check("", "", "") == (UNSUPPORTED, None, (NO_QUOTE,))
+
+
+def test_cells_from_answers_keep_what_the_model_said(ctx: AppContext, tmp_path: Path) -> None:
+    """A quote that is not in the document stays visible as unsupported, never 'not stated'."""
+    doc = ctx.library.add(make_text_pdf(tmp_path / "c.pdf", ["Fees are 10 EUR.", "Governed by French law."])).document
+    fields = {f.key: f for f in TemplateStore.for_config(ctx.paths.config_dir).get("contract_review").fields}
+    sources = CellSources.load(ctx, doc.id, 0.9)
+    law, cap = fields["governing_law"], fields["cap_on_liability"]
+    answer = {"evidence": "Governed by French law.", "page": "2", "answer": "France"}
+    found = cell_from_answer(doc.id, law, answer, sources)
+    assert (found.found, found.value, found.verdict, found.page, found.display) == (True, "France", QUOTED, 2, "France")
+    invented = cell_from_answer(
+        doc.id, law, {"evidence": "Governed by the laws of Texas.", "page": "2", "answer": "Texas"}, sources
+    )
+    assert (invented.found, invented.verdict, invented.display) == (True, UNSUPPORTED, "Texas")
+    assert QUOTE_NOT_FOUND in invented.flags
+    none = cell_from_answer(doc.id, law, {"evidence": "", "answer": "not stated"}, sources)
+    assert (none.found, none.verdict, none.display) == (False, "", "not stated")
+    clause = {"clause": "Fees are 10 EUR.", "page": "1", "present": "yes"}
+    assert cell_from_answer(doc.id, cap, clause, sources).display == "Yes"
+    rejected = cell_from_answer(doc.id, cap, {**clause, "present": "no"}, sources)
+    assert (rejected.found, rejected.display, rejected.quote) == (False, "No", "Fees are 10 EUR.")
+    absent = cell_from_answer(doc.id, cap, {"clause": "", "present": "no"}, sources)
+    assert (absent.found, absent.display, absent.verdict) == (False, "No", "")
 
 
 COMMANDS = [

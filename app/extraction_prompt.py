@@ -1,0 +1,190 @@
+"""What one extraction request says: the chat's own system + document turn, then one short user turn.
+
+The user turn names the field(s), what counts, and where a word search (SQLite FTS5 over the stored
+segments, BM25) found passages that may hold each one ("likely on [p. 3], [p. 9]"): a pointer into
+the whole document, never a cut of it. It then asks for the evidence before the answer
+(app.extraction_schema). Because every request starts with exactly the chat's prefix, the engine's
+state cache serves all of a document's fields (and its chat) from one reading: a field costs only
+its own few dozen tokens.
+
+When a document does not fit the model's context, Folio does not cut it silently: it reads the pages
+the word search ranks highest for the template's fields, in document order, says so in the prompt
+(the document's title carries the page list) and flags every cell of that document.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from app.chat import prompt_documents
+from app.context import AppContext
+from app.extraction_schema import ANSWER, CLAUSE, EVIDENCE, NOT_STATED, PAGE, PRESENT
+from app.search import Search
+from app.templates import TemplateField
+from assets import read_text
+from inference.chat_format import Message
+from inference.prompt import PromptDocument, build_messages
+from ingest.document import Anchor
+
+HINT_PAGES = 3  # pages named per field: enough to point, few enough not to steer
+# Bumped whenever the request's shape changes in a way the prompt files do not show (schema, hint
+# rules): a run is keyed on the design, so cells asked one way never mix with cells asked another.
+DESIGN_VERSION = 2
+
+_STOP = frozenset(
+    """a about after all also an and any are as at be before being between both but by can contract could does
+    during e each eg either etc for from has have how if in into is it its may must no not of on or other
+    party partys party's same such than that the their them then there these they this those to under until
+    upon what when whether which who will with within without would usually written top name names own often
+    some one make long much take use ends stated kind given""".split()  # noqa: SIM905 (a word list)
+)
+_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'-]+")
+_PLACEHOLDER_RE = re.compile(r"\{(key|name|description|hints)\}")
+
+
+@dataclass(frozen=True)
+class PageChoice:
+    """The pages of a document that are read when it does not fit whole (None: all of it)."""
+
+    pages: tuple[int, ...] | None = None
+    page_count: int = 0
+
+    @property
+    def partial(self) -> bool:
+        return self.pages is not None
+
+    def note(self) -> str:
+        if self.pages is None:
+            return ""
+        return (
+            f"only {len(self.pages)} of {self.page_count} pages ({_ranges(self.pages)}), chosen by word search "
+            "for the template's fields; the whole document does not fit the model's context"
+        )
+
+
+def _ranges(pages: Sequence[int]) -> str:
+    out: list[str] = []
+    start = prev = pages[0]
+    for p in [*pages[1:], None]:
+        if p is not None and p == prev + 1:
+            prev = p
+            continue
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+        if p is not None:
+            start = prev = p
+    return ", ".join(out)
+
+
+def search_words(field: TemplateField) -> list[str]:
+    """The words of a field's name and description that a matching clause is likely to use."""
+    words = _WORD_RE.findall(f"{field.name} {field.description}")
+    return list(dict.fromkeys(w.lower().strip("'-") for w in words if w.lower() not in _STOP and len(w) > 2))
+
+
+def hint_pages(ctx: AppContext, document_id: int, field: TemplateField, limit: int = HINT_PAGES) -> list[int]:
+    """Pages of the document where FTS5 finds the field's words, best first."""
+    return Search(ctx.db).document_pages(document_id, search_words(field), limit=limit)
+
+
+def _markers(ctx: AppContext, document_id: int, pages: Sequence[int]) -> str:
+    labels = {number: label for label, number in ctx.library.page_labels(document_id).items()}
+    return ", ".join(Anchor(page=p, label=labels.get(p)).marker() for p in pages)
+
+
+def field_block(field: TemplateField, where: str) -> str:
+    """One field's question: what counts, where a word search points, and what to write in which order."""
+    values = {
+        "key": field.key,
+        "name": field.name,
+        "description": field.description or "-",
+        "hints": f"A word search found likely passages on {where}." if where else "",
+    }
+    text = read_text("prompts", "extract_clause.md" if field.yes_no else "extract_field.md").strip()
+    # One pass, so a field's own text (a user template's) is never read as a placeholder.
+    text = _PLACEHOLDER_RE.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+    return "\n".join(line for line in text.splitlines() if line.strip())
+
+
+def user_turn(blocks: list[str]) -> str:
+    """The request's question: the fields' blocks inside the reply instructions."""
+    return read_text("prompts", "extract.md").strip().replace("{fields}", "\n\n".join(blocks))
+
+
+def extraction_messages(
+    ctx: AppContext,
+    document_id: int,
+    fields: list[TemplateField],
+    *,
+    images: bool = False,
+    choice: PageChoice | None = None,
+    hints: bool = True,
+) -> list[Message]:
+    """The chat messages for one request: the very system + document turn a chat would start with
+    (or, for a document that does not fit, its chosen pages, labelled), then the fields' question."""
+    blocks = []
+    for f in fields:
+        pages = hint_pages(ctx, document_id, f) if hints else []
+        if choice is not None and choice.pages is not None:
+            pages = [p for p in pages if p in choice.pages]
+        blocks.append(field_block(f, _markers(ctx, document_id, pages) if pages else ""))
+    user = user_turn(blocks)
+    documents = prompt_documents(ctx, [document_id], images=images, pages=_pages_of(document_id, choice))
+    if choice is not None and choice.partial:
+        documents = [_labelled(d, choice) for d in documents]
+    return build_messages(read_text("prompts", "answer.md"), documents, [], user)
+
+
+def _pages_of(document_id: int, choice: PageChoice | None) -> dict[int, Collection[int]] | None:
+    return {document_id: choice.pages} if choice is not None and choice.pages is not None else None
+
+
+def _labelled(document: PromptDocument, choice: PageChoice) -> PromptDocument:
+    return dataclasses.replace(document, title=f"{document.title} ({choice.note()})")
+
+
+def choose_pages(ctx: AppContext, document_id: int, fields: Sequence[TemplateField], budget_tokens: int) -> PageChoice:
+    """Pages to read when the whole document does not fit: each field's best FTS5 pages in turn
+    (the first page always, where names and dates stand), until the estimated budget is used."""
+    doc = ctx.library.get(document_id)
+    texts: dict[int, int] = {}
+    for seg in ctx.library.segments(document_id):
+        if seg.page is not None:
+            texts[seg.page] = texts.get(seg.page, 0) + len(seg.text) + 1
+    chars = sum(texts.values()) or 1
+    per_char = max(doc.token_estimate, 1) / chars
+    ranked = [hint_pages(ctx, document_id, f, limit=12) for f in fields]
+    chosen: list[int] = []
+    used = 0.0
+
+    def take(page: int) -> bool:
+        nonlocal used
+        cost = texts.get(page, 0) * per_char + 8  # the page marker and line breaks
+        if page in chosen or page not in texts or used + cost > budget_tokens:
+            return False
+        chosen.append(page)
+        used += cost
+        return True
+
+    if texts:
+        take(min(texts))
+    depth = 0
+    while any(depth < len(r) for r in ranked):
+        for pages in ranked:
+            if depth < len(pages):
+                take(pages[depth])
+        depth += 1
+    return PageChoice(tuple(sorted(chosen)), doc.page_count)
+
+
+def design_key() -> str:
+    """What a run's cells were asked with: the prompt texts and the design version, hashed."""
+    digest = hashlib.sha256(f"design {DESIGN_VERSION}\n".encode())
+    for name in ("answer.md", "extract.md", "extract_field.md", "extract_clause.md"):
+        digest.update(read_text("prompts", name).encode("utf-8"))
+    for key in (EVIDENCE, CLAUSE, PAGE, ANSWER, PRESENT, NOT_STATED):
+        digest.update(key.encode())
+    return f"v{DESIGN_VERSION}-{digest.hexdigest()[:16]}"

@@ -1,0 +1,536 @@
+"""Extraction quality against CUAD's expert labels, with the real Qwen2.5-Coder-1.5B (issue 19).
+
+Ten real contracts (../shared/corpus/contracts_pdf) with CUAD's labels (cuad_labels.csv beside them),
+the built-in contract_review template (the 41 CUAD categories: 8 short answers, 33 yes/no clauses),
+asked three ways side by side in one run:
+
+- today (null first): the design before issue 19, one field per request, {"value", "quote", "page"}
+  or null (its prompt is kept in benchmarks/prompts/extract_null_first.md and replayed here);
+- evidence first: Folio's extraction (ExtractionService), evidence before value, word-search hints;
+- chat: the same short-answer questions asked in Folio's chat (ChatService.ask), a new conversation
+  each, on the same document prefix.
+
+Measured: per short-answer field, how many of the 10 contracts are answered correctly (rules in
+benchmarks/cuad_compare.py); for the yes/no clauses, precision and recall of "present" over all
+contract x category pairs; how each cell was grounded, and how often a cell marked quoted or
+supported points at a page that lacks CUAD's evidence; and time per document. GOOSEHEAD (115 pages,
+~75K tokens) does not fit the model's 32K context: the extraction reads the pages a word search
+picks (its cells say so), today's design and the chat refuse it; all count as answered (wrong when
+wrong).
+
+The model's raw outputs are cached on disk (keyed by the model's sha256, the whole prompt, the
+answer format and the sampling), so re-reading the answers (parsing, grounding, comparing) does not
+need the model again; --fresh asks everything anew (RESULTS.md figures come from such a run).
+
+Run: .venv/bin/python benchmarks/bench_extraction_quality.py [--fresh] [--only SUBSTRING] [--no-write]
+(make eval)
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import dataclasses
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchmarks.cuad_compare import cuad_date, drawn_from, matches, says_not_stated  # noqa: E402
+from benchmarks.results import write_section  # noqa: E402
+from inference.engine_api import EngineConfig, GenerateRequest  # noqa: E402
+from inference.engine_process import EngineProcess  # noqa: E402
+from inference.events import EngineEvent, Finished, GenerationStats, TokenText  # noqa: E402
+
+HEADING = "## Extraction quality against CUAD's labels (issue 19)"
+CONTRACTS = REPO.parent / "shared" / "corpus" / "contracts_pdf"
+BASELINE_PROMPT = REPO / "benchmarks" / "prompts" / "extract_null_first.md"
+SHORT = {
+    "Document Name": ("document_name", "What is the name (title) of this agreement?"),
+    "Parties": ("parties", "Who are the parties to this agreement?"),
+    "Agreement Date": ("agreement_date", "What is the date of this agreement?"),
+    "Effective Date": ("effective_date", "What is the effective date of this agreement?"),
+    "Expiration Date": ("expiration_date", "When does the initial term of this agreement expire?"),
+    "Renewal Term": ("renewal_term", "What is the renewal term of this agreement, if any?"),
+    "Notice Period To Terminate Renewal": (
+        "notice_period_to_terminate_renewal",
+        "How much notice must be given to stop this agreement from renewing?",
+    ),
+    "Governing Law": ("governing_law", "Which state's or country's law governs this agreement?"),
+}
+CHAT_TOKENS = 200
+DESIGNS = ("today (null first)", "evidence first")
+DEBERTA = (0.44, 0.80)  # CUAD's published DeBERTa-xlarge: precision at 80% recall
+
+
+def cache_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("folio-build")) / "bench-extraction-quality"
+
+
+# -- the labels ----------------------------------------------------------------------------------
+@dataclass
+class Contract:
+    filename: str
+    answers: dict[str, str]  # category -> CUAD's answer ('' when none; 'Yes'/'No' for clauses)
+    clauses: dict[str, list[str]]  # category -> CUAD's evidence texts
+    path: Path
+
+    def effective(self) -> date | None:
+        for category in ("Effective Date", "Agreement Date"):
+            parsed = cuad_date(self.answers.get(category, ""))
+            if parsed and all(p is not None for p in parsed):
+                y, m, d = parsed
+                assert y is not None and m is not None and d is not None
+                return date(y, m, d)
+        return None
+
+
+def read_contracts() -> list[Contract]:
+    rows = list(csv.DictReader((CONTRACTS / "cuad_labels.csv").open(encoding="utf-8")))
+    out = []
+    for row in rows:
+        answers, clauses = {}, {}
+        for column in row:
+            if column == "Filename" or "Answer" in column:
+                continue
+            answer_column = next(k for k in row if k.startswith(column) and "Answer" in k)
+            answers[column] = row[answer_column].strip()
+            raw = row[column].strip()
+            texts = [str(c) for c in ast.literal_eval(raw)] if raw else []
+            clauses[column] = [p.strip() for t in texts for p in t.split("<omitted>") if len(p.strip()) >= 12]
+        stem = Path(row["Filename"]).stem
+        path = next(p for p in CONTRACTS.iterdir() if p.stem == stem and p.suffix.lower() == ".pdf")
+        out.append(Contract(row["Filename"], answers, clauses, path))
+    return out
+
+
+# -- the engine, with every answer kept --------------------------------------------------------------
+@dataclass
+class Asked:
+    seconds: float
+    cached: bool
+
+
+class RecordingEngine(EngineProcess):
+    """The local engine process; each answer is also written to disk, keyed by everything that
+    decides it, and replayed from there unless --fresh."""
+
+    def __init__(self, store: Path, model_sha: str, fresh: bool) -> None:
+        super().__init__()
+        self.store = store
+        self.model_sha = model_sha
+        self.fresh = fresh
+        self.log: list[tuple[tuple[str, ...], Asked]] = []  # (prefix tags, what it cost)
+
+    def _key(self, request: GenerateRequest) -> str:
+        digest = hashlib.sha256(self.model_sha.encode())
+        for part in request.parts:
+            digest.update(json.dumps([part.text, part.special, part.image]).encode())
+        answer = [request.json_schema, request.thinking, list(vars(request.sampling).values())]
+        digest.update(json.dumps(answer).encode())
+        return digest.hexdigest()[:40]
+
+    def generate(self, config: EngineConfig | None, request: GenerateRequest) -> Iterator[EngineEvent]:
+        entry = self.store / f"{self._key(request)}.json"
+        if entry.exists() and not self.fresh:
+            saved = json.loads(entry.read_text(encoding="utf-8"))
+            self.log.append((request.prefix_tags, Asked(saved["seconds"], True)))
+            yield TokenText(saved["text"])
+            yield Finished(GenerationStats(**saved["stats"]))
+            return
+        started = time.monotonic()
+        pieces: list[str] = []
+        for event in super().generate(config, request):
+            if isinstance(event, TokenText):
+                pieces.append(event.text)
+            if isinstance(event, Finished):
+                seconds = time.monotonic() - started
+                if event.stats.stop_reason != "cancelled":
+                    saved = {"text": "".join(pieces), "stats": vars(event.stats), "seconds": seconds}
+                    entry.write_text(json.dumps(saved), encoding="utf-8")
+                self.log.append((request.prefix_tags, Asked(seconds, False)))
+            yield event
+
+
+# -- asking ------------------------------------------------------------------------------------------
+@dataclass
+class ShortAnswer:
+    found: bool
+    value: str
+    verdict: str = ""
+    page: int | None = None
+    quote: str = ""
+    note: str = ""  # why there is no answer (does not fit, ...)
+
+
+@dataclass
+class DocResult:
+    contract: Contract
+    document_id: int
+    title: str
+    pages: int
+    tokens: int
+    read_as: str = "whole"
+    cells: dict[str, dict[str, Any]] = field(default_factory=dict)  # design -> field key -> cell dict
+    chat: dict[str, ShortAnswer] = field(default_factory=dict)  # category -> answer
+    seconds: dict[str, float] = field(default_factory=dict)  # design or 'chat' -> wall seconds
+
+
+def baseline_cells(ctx: Any, service: Any, doc_id: int, template: Any) -> dict[str, dict[str, Any]]:
+    """Today's design, replayed: one field per request, null or {"value", "quote", "page"}."""
+    from app.chat import prompt_documents
+    from app.errors import FolioError
+    from app.extraction_cells import CellSources, ground_cell
+    from app.extraction_prompt import field_block
+    from app.extraction_schema import max_output_bytes
+    from assets import read_text
+    from inference.chat_format import template_for
+    from inference.engine_api import Sampling
+    from inference.prompt import build_messages, render_prompt
+
+    record = ctx.models.active(ctx.settings)
+    chat_template = template_for(record.architecture, record.facts.chat_template)
+    sources = CellSources.load(ctx, doc_id, ctx.settings.extraction.quote_threshold)
+    found_cell = {
+        "type": "object",
+        "properties": {
+            "value": {"type": "string", "minLength": 1, "maxLength": ctx.settings.extraction.value_chars},
+            "quote": {"type": "string", "maxLength": ctx.settings.extraction.quote_chars},
+            "page": {"type": "string", "maxLength": 16},
+        },
+        "required": ["value", "quote", "page"],
+        "additionalProperties": False,
+    }
+    documents = prompt_documents(ctx, [doc_id])
+    sha = ctx.library.get(doc_id).sha256
+    out: dict[str, dict[str, Any]] = {}
+    for f in template.fields:
+        schema = {
+            "type": "object",
+            "properties": {f.key: {"anyOf": [{"type": "null"}, found_cell]}},
+            "required": [f.key],
+            "additionalProperties": False,
+        }
+        block = field_block(f, "").replace(" (yes/no: is there such a clause?)", "")
+        user = BASELINE_PROMPT.read_text(encoding="utf-8").strip().replace("{fields}", block)
+        messages = build_messages(read_text("prompts", "answer.md"), documents, [], user)
+        rendered = render_prompt(chat_template, messages, enable_thinking=False)
+        sampling = Sampling(0.0, 1.0, 1, 0.0, 0.0, max_output_bytes(schema) + 2)
+        try:
+            count = service.chat.count_tokens(record, rendered)
+            config = service.chat.engine_config(record, count, sampling.max_tokens)
+        except FolioError as exc:
+            out[f.key] = {"found": False, "value": "", "note": str(exc), "verdict": ""}
+            continue
+        request = GenerateRequest(
+            rendered.parts, sampling, rendered.prefix_parts, json_schema=json.dumps(schema), prefix_tags=(sha,)
+        )
+        text = "".join(e.text for e in service.engine.generate(config, request) if isinstance(e, TokenText))
+        try:
+            raw = json.loads(text, strict=False)[f.key]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raw = None
+        if raw is None:
+            out[f.key] = {"found": False, "value": "", "verdict": ""}
+            continue
+        claim = raw["quote"] if f.yes_no else raw["value"]
+        g = ground_cell(sources, claim, raw["quote"], raw["page"])
+        unit = sources.units[g.unit] if g.unit is not None else None
+        out[f.key] = {
+            "found": True,
+            "value": raw["value"],
+            "quote": raw["quote"],
+            "verdict": g.verdict,
+            "page": unit.page if unit else None,
+        }
+    return out
+
+
+def run_document(ctx: Any, engine: RecordingEngine, contract: Contract, template: Any, parts: set[str]) -> DocResult:
+    from app.chat import ChatService
+    from app.errors import FolioError
+    from app.extraction import ExtractionService
+
+    doc = ctx.library.add(contract.path).document
+    result = DocResult(contract, doc.id, doc.title, doc.page_count, doc.token_estimate)
+    service = ExtractionService(ctx, engine=engine)
+
+    def timed(name: str, job: Any) -> Any:
+        before = len(engine.log)
+        value = job()
+        result.seconds[name] = sum(a.seconds for _tags, a in engine.log[before:])
+        return value
+
+    print(f"... {doc.title}: {doc.page_count} pages, ~{doc.token_estimate:,} tokens", file=sys.stderr, flush=True)
+    run_id = service.start_run(template, [doc.id], resume=False)
+
+    def extract() -> None:
+        service.run(run_id, [doc.id])
+
+    timed("evidence first", extract)
+    table = service.table(run_id)
+    result.cells["evidence first"] = {}
+    for f in template.fields:
+        cell = table.cell(doc.id, f.key)
+        assert cell is not None
+        result.cells["evidence first"][f.key] = cell.to_dict()
+        if "partial_document" in cell.flags:
+            result.read_as = "pages chosen by word search"
+    if DESIGNS[0] in parts:
+        result.cells[DESIGNS[0]] = timed(DESIGNS[0], lambda: baseline_cells(ctx, service, doc.id, template))
+    if "chat" not in parts:
+        return result
+    chat = ChatService(ctx, engine)
+
+    def ask_all() -> None:
+        for category, (_key, question) in SHORT.items():
+            try:
+                message = chat.ask([doc.id], question, max_tokens=CHAT_TOKENS)
+                result.chat[category] = ShortAnswer(True, message.text)
+            except FolioError as exc:
+                result.chat[category] = ShortAnswer(False, "", note=str(exc))
+
+    timed("chat", ask_all)
+    return result
+
+
+# -- scoring -------------------------------------------------------------------------------------------
+def short_correct(contract: Contract, category: str, found: bool, value: str, *, chat: bool = False) -> bool:
+    truth = contract.answers[category]
+    clauses = contract.clauses.get(category, [])
+    if not truth or truth == "[]/[]/[]":  # CUAD gives no answer (an unfilled form's blank is none either)
+        said_none = not found or (chat and says_not_stated(value))
+        return said_none or (bool(clauses) and drawn_from(value, clauses))
+    if not found:
+        return False
+    return matches(category, truth, value, effective=contract.effective())
+
+
+def page_has_evidence(ctx: Any, document_id: int, page: int | None, clauses: list[str]) -> bool:
+    from app.quotes import quote_in
+
+    if page is None or not clauses:
+        return False
+    text = ctx.library.page_text(document_id, page)
+    for clause in clauses:
+        for piece in (clause[:120], clause[-120:]):
+            if len(piece) >= 12 and quote_in(piece, text):
+                return True
+    return False
+
+
+def score(ctx: Any, results: list[DocResult], template: Any, parts: set[str]) -> list[str]:
+    designs = [d for d in DESIGNS if d in parts]
+    lines = [
+        "Ten CUAD contracts (../shared/corpus/contracts_pdf) against CUAD's expert labels, with the real "
+        "Qwen2.5-Coder-1.5B-Instruct Q4_K_M (benchmarks/eval_model.py), greedy, one llama.cpp thread on the shared "
+        "2-core machine. Comparison rules: benchmarks/cuad_compare.py. One run: `make eval` "
+        "(benchmarks/bench_extraction_quality.py --fresh).",
+    ]
+    if any(not f.yes_no for f in template.fields):
+        lines += short_table(results, designs, "chat" in parts)
+    yes_no = [f for f in template.fields if f.yes_no]
+    if yes_no:
+        lines += presence_table(results, designs, yes_no)
+    lines += grounding_table(ctx, results, designs, template)
+    lines += time_table(results, designs, "chat" in parts, len(template.fields))
+    return lines
+
+
+def short_table(results: list[DocResult], designs: list[str], chat_on: bool) -> list[str]:
+    columns = [*designs, *(["chat"] if chat_on else [])]
+    lines = [
+        "",
+        f"### Short answers: contracts answered correctly (of {len(results)})",
+        "",
+        "| field | " + " | ".join(columns) + " |",
+        "| --- | " + " | ".join("---:" for _ in columns) + " |",
+    ]
+    totals: Counter[str] = Counter()
+    for category, (key, _question) in SHORT.items():
+        row = []
+        for design in designs:
+            right = sum(
+                short_correct(r.contract, category, r.cells[design][key]["found"], r.cells[design][key]["value"])
+                for r in results
+            )
+            totals[design] += right
+            row.append(str(right))
+        if chat_on:
+            right = 0
+            for r in results:
+                said = r.chat[category]
+                right += short_correct(
+                    r.contract, category, said.found and not says_not_stated(said.value), said.value, chat=True
+                )
+            totals["chat"] += right
+            row.append(str(right))
+        lines.append(f"| {category} | " + " | ".join(row) + " |")
+    n = len(results) * len(SHORT)
+    lines.append(
+        "| **all short answers** | " + " | ".join(f"**{totals[c] / n:.0%}** ({totals[c]}/{n})" for c in columns) + " |"
+    )
+    return lines
+
+
+def presence_table(results: list[DocResult], designs: list[str], yes_no: list[Any]) -> list[str]:
+    lines = [
+        "",
+        f"### Yes/no clauses: 'present' against CUAD's Yes ({len(yes_no)} categories x {len(results)} contracts)",
+        "",
+        "A cell counts as present when the model judged a clause present; 'grounded' also needs the clause it "
+        "copied to be in the document.",
+        "",
+        "| design | CUAD Yes | said present | right | precision | recall |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    per_category: dict[str, Counter[str]] = defaultdict(Counter)
+    for design in designs:
+        for grounded_only in (False, True):
+            tp = fp = fn = 0
+            for r in results:
+                for f in yes_no:
+                    truth = r.contract.answers[f.name] == "Yes"
+                    cell = r.cells[design][f.key]
+                    said = bool(cell["found"]) and (not grounded_only or cell["verdict"] != "unsupported")
+                    tp += truth and said
+                    fp += said and not truth
+                    fn += truth and not said
+                    if design == "evidence first" and not grounded_only:
+                        per_category[f.name].update({"yes": truth, "said": said, "right": truth and said})
+            precision = tp / (tp + fp) if tp + fp else 0.0
+            recall = tp / (tp + fn) if tp + fn else 0.0
+            name = f"{design}, grounded" if grounded_only else design
+            lines.append(f"| {name} | {tp + fn} | {tp + fp} | {tp} | {precision:.0%} | {recall:.0%} |")
+    published = f"{DEBERTA[0]:.0%} | {DEBERTA[1]:.0%}"
+    lines.append(f"| CUAD's DeBERTa-xlarge (published; fine-tuned, clause spans) | | | | {published} |")
+    if per_category:
+        lines += ["", "Per category (evidence first): CUAD Yes / said present / right.", ""]
+        lines.append("; ".join(f"{n} {c['yes']}/{c['said']}/{c['right']}" for n, c in per_category.items()) + ".")
+    return lines
+
+
+def grounding_table(ctx: Any, results: list[DocResult], designs: list[str], template: Any) -> list[str]:
+    from app.extraction_cells import VERDICTS
+
+    lines = [
+        "",
+        "### How the cells were grounded",
+        "",
+        "Cells with a value (short answers) or a clause judged present. The last column counts cells marked quoted "
+        "or supported for a field where CUAD's experts marked evidence, whose page holds none of it (the goal: at "
+        "most 2%); cells marked quoted or supported for a field CUAD says is absent are the yes/no false positives "
+        "above.",
+        "",
+        "| design | cells with a value | " + " | ".join(VERDICTS) + " | quoted/supported, CUAD evidence elsewhere |",
+        "| --- | ---: | " + " | ".join("---:" for _ in VERDICTS) + " | ---: |",
+    ]
+    for design in designs:
+        verdicts: Counter[str] = Counter()
+        marked = wrong = 0
+        for r in results:
+            for f in template.fields:
+                cell = r.cells[design][f.key]
+                if not cell["found"]:
+                    continue
+                verdicts[cell["verdict"]] += 1
+                clauses = r.contract.clauses.get(f.name, [])
+                if cell["verdict"] in ("quoted", "supported") and clauses:
+                    marked += 1
+                    wrong += not page_has_evidence(ctx, r.document_id, cell.get("page"), clauses)
+        share = f"{wrong}/{marked} ({wrong / marked:.0%})" if marked else "0/0"
+        counts = " | ".join(str(verdicts[v]) for v in VERDICTS)
+        lines.append(f"| {design} | {sum(verdicts.values())} | {counts} | {share} |")
+    return lines
+
+
+def time_table(results: list[DocResult], designs: list[str], chat_on: bool, fields: int) -> list[str]:
+    columns = [*designs, *(["chat"] if chat_on else [])]
+    lines = [
+        "",
+        f"### Time per document (wall seconds for all {fields} fields; chat: the {len(SHORT)} short questions)",
+        "",
+        "| contract | pages | tokens (est.) | read as | " + " | ".join(columns) + " |",
+        "| --- | ---: | ---: | --- | " + " | ".join("---:" for _ in columns) + " |",
+    ]
+    for r in results:
+        secs = " | ".join(f"{r.seconds.get(c, 0):.0f}" for c in columns)
+        lines.append(f"| {r.title[:48]} | {r.pages} | {r.tokens:,} | {r.read_as} | {secs} |")
+    return lines
+
+
+def setup_home() -> tuple[Any, str]:
+    """A throw-away FOLIO_HOME with the eval model registered and active, snapshots kept on disk."""
+    home = Path(tempfile.mkdtemp(prefix="folio-bench-extraction-"))
+    os.environ["FOLIO_HOME"] = str(home)
+    (home / "config").mkdir(parents=True)
+    (home / "config" / "settings.toml").write_text(
+        f"schema_version = 1\nmax_answer_tokens = {CHAT_TOKENS}\nthinking = false\nstate_cache_gb = 8\nthreads = 1\n"
+    )
+    from app.context import open_app
+    from benchmarks.eval_model import eval_model_path
+
+    ctx = open_app()
+    record, _ = ctx.models.add(eval_model_path())
+    ctx.settings.active_model = record.sha256
+    ctx.save_settings()
+    return ctx, record.sha256
+
+
+def main(argv: list[str]) -> int:
+    if not (CONTRACTS / "cuad_labels.csv").exists():
+        print(f"bench_extraction_quality: the CUAD contracts are not at {CONTRACTS}", file=sys.stderr)
+        return 1
+    only = argv[argv.index("--only") + 1] if "--only" in argv else ""
+    ctx, model_sha = setup_home()
+    store = cache_dir() / model_sha[:16]
+    store.mkdir(parents=True, exist_ok=True)
+    engine = RecordingEngine(store, model_sha, "--fresh" in argv)
+    try:
+        from app.templates import TemplateStore
+
+        template = TemplateStore.for_config(ctx.paths.config_dir).get("contract_review")
+        kinds = argv[argv.index("--fields") + 1] if "--fields" in argv else "all"  # while developing: short | yes_no
+        if kinds != "all":
+            keep = tuple(f for f in template.fields if f.yes_no == (kinds == "yes_no"))
+            template = dataclasses.replace(template, key=f"contract_review_{kinds}", fields=keep)
+        parts = {"evidence first", *(() if "--quick" in argv else (DESIGNS[0], "chat"))}
+        contracts = [c for c in read_contracts() if only.lower() in c.filename.lower()]
+        # Small contracts first: the first figures arrive early, the long one comes last.
+        contracts.sort(key=lambda c: c.path.stat().st_size)
+        results = [run_document(ctx, engine, c, template, parts) for c in contracts]
+        lines = score(ctx, results, template, parts)
+        dump = store / "last-run.json"
+        dump.write_text(
+            json.dumps(
+                [{"file": r.contract.filename, "cells": r.cells, "chat": {k: vars(v) for k, v in r.chat.items()},
+                  "seconds": r.seconds, "read_as": r.read_as} for r in results],
+                indent=1, default=str,
+            ),
+            encoding="utf-8",
+        )  # fmt: skip
+        print(f"answers of this run: {dump}", file=sys.stderr)
+    finally:
+        engine.close()
+        ctx.close()
+    print("\n".join(lines))
+    if "--no-write" not in argv and not only and kinds == "all" and "--quick" not in argv:
+        write_section(HEADING, lines)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
