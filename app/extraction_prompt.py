@@ -80,8 +80,9 @@ def _ranges(pages: Sequence[int]) -> str:
 
 
 def search_words(field: TemplateField) -> list[str]:
-    """The words of a field's name and description that a matching clause is likely to use."""
-    words = _WORD_RE.findall(f"{field.name} {field.description}")
+    """The words a passage holding the field is likely to use: the template's search words for it,
+    else the content words of its name and description."""
+    words = _WORD_RE.findall(field.search or f"{field.name} {field.description}")
     return list(dict.fromkeys(w.lower().strip("'-") for w in words if w.lower() not in _STOP and len(w) > 2))
 
 
@@ -95,14 +96,23 @@ def _markers(ctx: AppContext, document_id: int, pages: Sequence[int]) -> str:
     return ", ".join(Anchor(page=p, label=labels.get(p)).marker() for p in pages)
 
 
-def field_block(field: TemplateField, where: str) -> str:
+def hint_text(ctx: AppContext, document_id: int, field: TemplateField, choice: PageChoice | None = None) -> str:
+    """Where the word search points for this field, or that it found nothing (a hint, not a verdict:
+    the model reads the whole document either way)."""
+    words = search_words(field)
+    if not words:
+        return ""
+    pages = hint_pages(ctx, document_id, field)
+    if choice is not None and choice.pages is not None:
+        pages = [p for p in pages if p in choice.pages]
+    if pages:
+        return f"A word search found likely passages on {_markers(ctx, document_id, pages)}."
+    return f"A word search for words such a passage uses ({', '.join(words[:6])}) found none."
+
+
+def field_block(field: TemplateField, hint: str) -> str:
     """One field's question: what counts, where a word search points, and what to write in which order."""
-    values = {
-        "key": field.key,
-        "name": field.name,
-        "description": field.description or "-",
-        "hints": f"A word search found likely passages on {where}." if where else "",
-    }
+    values = {"key": field.key, "name": field.name, "description": field.description or "-", "hints": hint}
     text = read_text("prompts", "extract_clause.md" if field.yes_no else "extract_field.md").strip()
     # One pass, so a field's own text (a user template's) is never read as a placeholder.
     text = _PLACEHOLDER_RE.sub(lambda m: values.get(m.group(1), m.group(0)), text)
@@ -125,12 +135,7 @@ def extraction_messages(
 ) -> list[Message]:
     """The chat messages for one request: the very system + document turn a chat would start with
     (or, for a document that does not fit, its chosen pages, labelled), then the fields' question."""
-    blocks = []
-    for f in fields:
-        pages = hint_pages(ctx, document_id, f) if hints else []
-        if choice is not None and choice.pages is not None:
-            pages = [p for p in pages if p in choice.pages]
-        blocks.append(field_block(f, _markers(ctx, document_id, pages) if pages else ""))
+    blocks = [field_block(f, hint_text(ctx, document_id, f, choice) if hints else "") for f in fields]
     user = user_turn(blocks)
     documents = prompt_documents(ctx, [document_id], images=images, pages=_pages_of(document_id, choice))
     if choice is not None and choice.partial:

@@ -45,6 +45,7 @@ class TemplateField:
     name: str
     description: str = ""
     kind: str = TEXT
+    search: str = ""  # words a passage holding this field uses, for the word search that points to pages
 
     @property
     def yes_no(self) -> bool:
@@ -69,7 +70,8 @@ class Template:
             "version": self.version,
             "description": self.description,
             "fields": [
-                {"key": f.key, "name": f.name, "description": f.description, "kind": f.kind} for f in self.fields
+                {"key": f.key, "name": f.name, "description": f.description, "kind": f.kind, "search": f.search}
+                for f in self.fields
             ],
         }
 
@@ -93,11 +95,12 @@ class Template:
             key = item.get("key") or slug(name)
             description = item.get("description", "")
             kind = item.get("kind", TEXT)
-            if not isinstance(key, str) or not isinstance(description, str):
-                raise FolioError(f"{source}: field keys and descriptions must be text")
+            search = item.get("search", "")
+            if not all(isinstance(v, str) for v in (key, description, search)):
+                raise FolioError(f"{source}: field keys, descriptions and search words must be text")
             if kind not in KINDS:
                 raise FolioError(f"{source}: the kind of {name!r} must be one of {', '.join(KINDS)}")
-            fields.append(TemplateField(key, name, description, kind))
+            fields.append(TemplateField(key, name, description, kind, search))
         version = raw.get("version", 1)
         name = raw.get("name") or raw.get("key")
         key = raw.get("key") or (slug(name) if isinstance(name, str) else "")
@@ -136,7 +139,7 @@ class Template:
                 raise FolioError(f"{source}: field key {f.key!r} must be lowercase letters, digits and '_'")
             if not f.name.strip() or len(f.name) > MAX_NAME or "\n" in f.name:
                 raise FolioError(f"{source}: field names must be one line of 1 to {MAX_NAME} characters")
-            if len(f.description) > MAX_DESCRIPTION:
+            if len(f.description) > MAX_DESCRIPTION or len(f.search) > MAX_DESCRIPTION:
                 raise FolioError(f"{source}: the description of {f.name!r} is over {MAX_DESCRIPTION} characters")
             if f.key in keys or f.name.strip().lower() in names:
                 raise FolioError(f"{source}: field {f.name!r} appears twice")

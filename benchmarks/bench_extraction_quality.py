@@ -194,7 +194,6 @@ def baseline_cells(ctx: Any, service: Any, doc_id: int, template: Any) -> dict[s
     from app.chat import prompt_documents
     from app.errors import FolioError
     from app.extraction_cells import CellSources, ground_cell
-    from app.extraction_prompt import field_block
     from app.extraction_schema import max_output_bytes
     from assets import read_text
     from inference.chat_format import template_for
@@ -224,7 +223,7 @@ def baseline_cells(ctx: Any, service: Any, doc_id: int, template: Any) -> dict[s
             "required": [f.key],
             "additionalProperties": False,
         }
-        block = field_block(f, "").replace(" (yes/no: is there such a clause?)", "")
+        block = f'- "{f.key}": {f.name} - {f.description}'  # the field line as it was written then
         user = BASELINE_PROMPT.read_text(encoding="utf-8").strip().replace("{fields}", block)
         messages = build_messages(read_text("prompts", "answer.md"), documents, [], user)
         rendered = render_prompt(chat_template, messages, enable_thinking=False)
@@ -472,11 +471,12 @@ def time_table(results: list[DocResult], designs: list[str], chat_on: bool, fiel
     return lines
 
 
-def setup_home() -> tuple[Any, str]:
-    """A throw-away FOLIO_HOME with the eval model registered and active, snapshots kept on disk."""
-    home = Path(tempfile.mkdtemp(prefix="folio-bench-extraction-"))
+def setup_home(fresh: bool) -> tuple[Any, str]:
+    """A FOLIO_HOME with the eval model registered and active, document snapshots kept on disk: a new
+    one for a fresh run (every document is read, and timed, from scratch), else one kept between runs."""
+    home = Path(tempfile.mkdtemp(prefix="folio-bench-extraction-")) if fresh else cache_dir() / "home"
     os.environ["FOLIO_HOME"] = str(home)
-    (home / "config").mkdir(parents=True)
+    (home / "config").mkdir(parents=True, exist_ok=True)
     (home / "config" / "settings.toml").write_text(
         f"schema_version = 1\nmax_answer_tokens = {CHAT_TOKENS}\nthinking = false\nstate_cache_gb = 8\nthreads = 1\n"
     )
@@ -495,7 +495,7 @@ def main(argv: list[str]) -> int:
         print(f"bench_extraction_quality: the CUAD contracts are not at {CONTRACTS}", file=sys.stderr)
         return 1
     only = argv[argv.index("--only") + 1] if "--only" in argv else ""
-    ctx, model_sha = setup_home()
+    ctx, model_sha = setup_home("--fresh" in argv)
     store = cache_dir() / model_sha[:16]
     store.mkdir(parents=True, exist_ok=True)
     engine = RecordingEngine(store, model_sha, "--fresh" in argv)

@@ -1,4 +1,5 @@
-"""Create and edit user extraction templates: add, remove, rename fields, edit descriptions."""
+"""Create and edit user extraction templates: add, remove, rename fields, edit descriptions, kinds
+(short answer or yes/no clause) and the words the word search looks for."""
 
 from __future__ import annotations
 
@@ -35,12 +36,15 @@ class TemplateEditor(QDialog):
         self.key = QLineEdit(template.key if not template.builtin else f"my_{template.key}")
         self.key.setEnabled(template.builtin or not (store.user_dir / f"{template.key}.json").exists())
         self.name = QLineEdit(template.name if not template.builtin else f"{template.name} (copy)")
-        self.fields = QTableWidget(0, 3)
-        self.fields.setHorizontalHeaderLabels(["Field", "Kind", "What counts"])
+        self.fields = QTableWidget(0, 4)
+        self.fields.setHorizontalHeaderLabels(["Field", "Kind", "What counts", "Search words"])
+        self.fields.horizontalHeaderItem(3).setToolTip(  # type: ignore[union-attr]
+            "Words a passage holding this field uses; a word search over the document points the model to them"
+        )
         self.fields.horizontalHeader().setStretchLastSection(True)
         self._keys: list[str | None] = []
         for f in template.fields:
-            self._append(f.name, f.description, f.key, kind=f.kind)
+            self._append(f.name, f.description, f.key, kind=f.kind, search=f.search)
         add = QPushButton("Add field")
         remove = QPushButton("Remove field")
         add.clicked.connect(lambda: self._append("New field", "", None, edit=True))
@@ -66,7 +70,9 @@ class TemplateEditor(QDialog):
         layout.addWidget(self.error)
         layout.addWidget(buttons)
 
-    def _append(self, name: str, description: str, key: str | None, *, edit: bool = False, kind: str = TEXT) -> None:
+    def _append(
+        self, name: str, description: str, key: str | None, *, edit: bool = False, kind: str = TEXT, search: str = ""
+    ) -> None:
         row = self.fields.rowCount()
         self.fields.insertRow(row)
         self.fields.setItem(row, 0, QTableWidgetItem(name))
@@ -77,6 +83,7 @@ class TemplateEditor(QDialog):
         chooser.setToolTip("A short answer (a date, a name) or whether a kind of clause is there, quoted when it is")
         self.fields.setCellWidget(row, 1, chooser)
         self.fields.setItem(row, 2, QTableWidgetItem(description))
+        self.fields.setItem(row, 3, QTableWidgetItem(search))
         self._keys.append(key)
         if edit:
             self.fields.setCurrentCell(row, 0)
@@ -109,7 +116,7 @@ class TemplateEditor(QDialog):
                 while key in used:
                     key, n = f"{base[:60]}_{n}", n + 1
                 used.add(key)
-            fields.append(TemplateField(key, name, self._text(row, 2), self.kind(row)))
+            fields.append(TemplateField(key, name, self._text(row, 2), self.kind(row), self._text(row, 3)))
         key = self.key.text().strip()
         same = not self.original.builtin and key == self.original.key
         return Template(
