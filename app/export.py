@@ -134,6 +134,7 @@ def _table_meta(table: ExtractionTable) -> dict[str, Any]:
         "template_sha256": run.template_sha256,
         "model": run.model,
         "model_sha256": run.model_sha256,
+        "design": run.design,
         "created_at": run.created_at,
         "exported_at": now_iso(),
         "folio_version": __version__,
