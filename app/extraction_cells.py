@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from app.citations import DocumentIndex, parse_timestamp, resolve_page
+from app.citations import DocumentIndex, normalize_for_match, parse_timestamp, resolve_page
 from app.context import AppContext
 from app.extraction_schema import ANSWER, CLAUSE, EVIDENCE, NOT_STATED, PAGE, PRESENT, YES
 from app.quotes import find_quote, quote_in
@@ -210,7 +210,7 @@ def ground_cell(sources: CellSources, value: str, quote: str, cited: str) -> Cel
     # The quote counts as the cell's evidence only when it holds the value (the model may copy one
     # passage and answer from another): a date answered beside a signature line is not quoted.
     if match.verified and match.unit is not None:
-        if value == quote or quote_in(value, quote, sources.threshold):
+        if value == quote or holds(quote, value):
             verdict = QUOTED if match.unit in cited_units else elsewhere()
             return CellGrounding(verdict, match.unit, quote, match.status, round(match.score, 4), tuple(flags))
         flags.append(QUOTE_LACKS_VALUE)
@@ -227,7 +227,29 @@ def _value_unit(value: str, units: list[Unit], preferred: list[int], threshold: 
     if not value.strip():
         return None
     order = list(dict.fromkeys([*preferred, *range(len(units))]))
-    return next((i for i in order if quote_in(value, units[i].text, threshold)), None)
+    return next((i for i in order if quote_in(value, units[i].text, threshold) or holds(units[i].text, value)), None)
+
+
+_WORD_RE = re.compile(r"[^\W_]+")
+_STOP = frozenset("a an and the of or to in on by for as at is be with".split())  # noqa: SIM905 (a word list)
+
+
+def _words(text: str) -> list[str]:
+    # A plural and its singular are one word here ('one (1) years' holds '1 year').
+    return [w.removesuffix("s") if len(w) > 3 else w for w in _WORD_RE.findall(normalize_for_match(text))]
+
+
+def holds(text: str, value: str) -> bool:
+    """Every word of the value stands in the text within a short stretch (a value in other words
+    order, with the text's own punctuation and defined terms between: 'Acme LLC and Beta Inc.' in
+    'Acme LLC (the "Seller") and Beta Inc. (the "Buyer")')."""
+    need = [w for w in _words(value) if w not in _STOP]
+    if not need:
+        return False
+    tokens = _words(text)
+    span = max(3 * len(need), 24)
+    wanted = set(need)
+    return any(token in wanted and wanted <= set(tokens[start : start + span]) for start, token in enumerate(tokens))
 
 
 def _clean(text: Any) -> str:

@@ -13,6 +13,7 @@ from app.extraction_cells import (
     ADDED,
     BAD_PAGE,
     NO_QUOTE,
+    QUOTE_LACKS_VALUE,
     QUOTE_NOT_FOUND,
     QUOTED,
     SUPPORTED,
@@ -72,9 +73,12 @@ def test_units_and_cited_anchors(ctx: AppContext, tmp_path: Path) -> None:
         g = ground_cell(sources, value, quote, page)
         return g.verdict, units[g.unit].page if g.unit is not None else None, g.flags
 
-    assert check("France", "Governed by French law", "2") == (QUOTED, 3, ())
-    assert check("France", "Governed by French law", "1") == (WRONG_PAGE, 3, ())
-    assert check("France", "Governed by French law", "") == (ADDED, 3, ())
+    assert check("French law", "Governed by French law", "2") == (QUOTED, 3, ())
+    assert check("French law", "Governed by French law", "1") == (WRONG_PAGE, 3, ())
+    assert check("French law", "Governed by French law", "") == (ADDED, 3, ())
+    # Quoted words that do not hold the value: not the value's evidence (the page holds no 'France').
+    assert check("France", "Governed by French law", "2") == (UNSUPPORTED, 3, (QUOTE_LACKS_VALUE,))
+    assert check("10 EUR", "Governed by French law", "2") == (WRONG_PAGE, 2, (QUOTE_LACKS_VALUE,))
     assert check("French law", "Governed by German law", "2") == (SUPPORTED, 3, (QUOTE_NOT_FOUND,))
     assert check("German law", "Governed by German law", "2") == (UNSUPPORTED, 3, (QUOTE_NOT_FOUND,))
     assert check("10 EUR", "Fees are 10 EUR", "9") == (WRONG_PAGE, 2, (BAD_PAGE,))
@@ -87,9 +91,11 @@ def test_cells_from_answers_keep_what_the_model_said(ctx: AppContext, tmp_path: 
     fields = {f.key: f for f in TemplateStore.for_config(ctx.paths.config_dir).get("contract_review").fields}
     sources = CellSources.load(ctx, doc.id, 0.9)
     law, cap = fields["governing_law"], fields["cap_on_liability"]
-    answer = {"evidence": "Governed by French law.", "page": "2", "answer": "France"}
+    answer = {"evidence": "Governed by French law.", "page": "2", "answer": "French law"}
     found = cell_from_answer(doc.id, law, answer, sources)
-    assert (found.found, found.value, found.verdict, found.page, found.display) == (True, "France", QUOTED, 2, "France")
+    assert (found.found, found.verdict, found.page, found.display) == (True, QUOTED, 2, "French law")
+    looked = cell_from_answer(doc.id, law, {**answer, "answer": "Not stated."}, sources)
+    assert (looked.found, looked.display, looked.quote) == (False, "not stated", "Governed by French law.")
     invented = cell_from_answer(
         doc.id, law, {"evidence": "Governed by the laws of Texas.", "page": "2", "answer": "Texas"}, sources
     )
