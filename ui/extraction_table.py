@@ -41,12 +41,12 @@ _Index = QModelIndex | QPersistentModelIndex
 
 
 def check_line(cell: Cell) -> str:
-    """The second line of a cell: what was checked, and where."""
-    status = cell_status(cell)
+    """The second line of a cell with a value: what was checked, and where ('' for a cell without one:
+    its first line already says 'not stated', 'No' or 'no answer')."""
     if not cell.found:
-        return f"— {status}"
-    where = f", {cell.anchor_text}" if cell.anchor_text else ""
-    return f"{MARKS.get(cell.verdict, '?')} {status}{where}"
+        return ""
+    where = f" {cell.anchor_text.strip('[]')}" if cell.anchor_text else ""
+    return f"{MARKS.get(cell.verdict, '?')} {cell_status(cell)}{where}"
 
 
 def review_line(review: Review | None) -> str:
@@ -107,7 +107,7 @@ class ExtractionTableModel(QAbstractTableModel):
         parts = []
         if cell.quote:
             parts.append(f'"{cell.quote}" (cited: {cell.cited or "nothing"})')
-        parts.append(check_line(cell))
+        parts.append(check_line(cell) or cell_status(cell))
         if cell.found and not cell.verified and cell.quote:
             parts.append("the quoted words are not in the document")
         if cell.flags:
