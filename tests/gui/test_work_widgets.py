@@ -42,7 +42,7 @@ def test_table_shows_values_verdicts_and_opens_the_passage(qtbot, window, contra
     assert model.data(law_index) == f"Delaware\n✓ quoted p. {GOVERNING_LAW_PAGE}"
     assert QUOTE in model.data(law_index, Qt.ItemDataRole.ToolTipRole)
     assert model.data(model.index(0, col["insurance"])) == "No"
-    assert model.data(model.index(0, col["insurance"]), Qt.ItemDataRole.ToolTipRole).endswith("absent")
+    assert "absent" in model.data(model.index(0, col["insurance"]), Qt.ItemDataRole.ToolTipRole)
     parties = model.index(0, col["parties"])
     assert model.data(parties) == "Acme\n✗ unsupported"  # shown as what it is, never as 'not stated'
     assert "not in the document" in model.data(parties, Qt.ItemDataRole.ToolTipRole)
