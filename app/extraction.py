@@ -34,11 +34,12 @@ from app.extraction_cells import (
     cell_from_answer,
     failed_cell,
 )
-from app.extraction_prompt import PageChoice, choose_pages, design_key, extraction_messages
+from app.extraction_prompt import FieldAsk, PageChoice, ask_field, choose_pages, design_key, extraction_messages
 from app.extraction_review import Review, load_reviews
 from app.extraction_schema import group_schema, max_output_bytes, schema_errors
 from app.models import ModelRecord
-from app.templates import Template, TemplateField, TemplateStore
+from app.search import Passage
+from app.templates import TEXT, Template, TemplateField, TemplateStore
 from inference.chat_format import template_for
 from inference.engine import EngineConfig, GenerateRequest, Sampling
 from inference.engine_api import Engine
@@ -414,12 +415,13 @@ class ExtractionService:
         for fields in _groups(pending, max(1, settings.fields_per_request)):
             if self._stop.is_set():
                 raise Cancelled()
-            raw, stats, flags = self._ask(model, doc_id, fields, choice, emit)
+            asks = [ask_field(self.ctx, doc_id, f, choice, hints=self.hints) for f in fields]
+            raw, stats, flags = self._ask(model, doc_id, asks, choice, emit)
             cells = [
-                failed_cell(doc_id, f, (*flags, *extra))
+                failed_cell(doc_id, a.field, (*flags, *extra))
                 if flags
-                else cell_from_answer(doc_id, f, raw[f.key], sources, extra)
-                for f in fields
+                else cell_from_answer(doc_id, a, raw[a.field.key], sources, extra)
+                for a in asks
             ]
             self._store(info.id, cells, raw, stats)
             done += len(cells)
@@ -451,35 +453,39 @@ class ExtractionService:
         ceiling = self.chat.facts(record).context_length or 0
         if settings.context_cap:
             ceiling = min(ceiling, settings.context_cap) if ceiling else settings.context_cap
-        widest = max(fields, key=lambda f: (not f.yes_no, len(f.description)))
-        reserve = self._answer_tokens([widest] * max(1, settings.extraction.fields_per_request))
-        whole = self.chat.count_tokens(record, self._render(record, doc_id, [widest], None))
+        # The largest request a field can make: its question with three offered passages, and the
+        # longest answer a short-answer field may write.
+        widest = [FieldAsk(max(fields, key=lambda f: len(f.description)), "", _LONGEST_OFFER)]
+        reserve = self._answer_tokens([FieldAsk(dataclasses.replace(widest[0].field, kind=TEXT))])
+        reserve *= max(1, settings.extraction.fields_per_request)
+        whole = self.chat.count_tokens(record, self._render(record, doc_id, widest, None))
         if not ceiling or whole.total + reserve <= ceiling:
             return PageChoice()
-        bare = self.chat.count_tokens(record, self._render(record, doc_id, [widest], PageChoice((), 0)))
+        bare = self.chat.count_tokens(record, self._render(record, doc_id, widest, PageChoice((), 0)))
         budget = ceiling - reserve - bare.total
         for _attempt in range(6):
             choice = choose_pages(self.ctx, doc_id, fields, budget)
-            count = self.chat.count_tokens(record, self._render(record, doc_id, [widest], choice))
+            count = self.chat.count_tokens(record, self._render(record, doc_id, widest, choice))
             if count.total + reserve <= ceiling:
                 return choice
             budget -= count.total + reserve - ceiling + 256  # the estimate was short: aim lower
         raise FolioError(f"{self.ctx.library.get(doc_id).title}: no pages of it fit the model's context")
 
-    def _answer_tokens(self, fields: list[TemplateField]) -> int:
+    def _schema(self, asks: list[FieldAsk]) -> dict[str, Any]:
         settings = self.ctx.settings.extraction
-        schema = group_schema([(f.key, f.yes_no) for f in fields], settings.value_chars, settings.quote_chars)
-        return max_output_bytes(schema) + 2
+        specs = [(a.field.key, a.field.yes_no, len(a.candidates) if a.choosing else 0) for a in asks]
+        return group_schema(specs, settings.value_chars, settings.quote_chars)
 
-    def _render(self, record: ModelRecord, doc_id: int, fields: list[TemplateField], choice: PageChoice | None) -> Any:
+    def _answer_tokens(self, asks: list[FieldAsk]) -> int:
+        return max_output_bytes(self._schema(asks)) + 2
+
+    def _render(self, record: ModelRecord, doc_id: int, asks: list[FieldAsk], choice: PageChoice | None) -> Any:
         template = template_for(record.architecture, record.facts.chat_template)
-        messages = extraction_messages(
-            self.ctx, doc_id, fields, images=record.mmproj_path is not None, choice=choice, hints=self.hints
-        )
+        messages = extraction_messages(self.ctx, doc_id, asks, images=record.mmproj_path is not None, choice=choice)
         return render_prompt(template, messages, enable_thinking=False)
 
     def _request(
-        self, model: ModelId, doc_id: int, fields: list[TemplateField], schema: dict[str, Any], choice: PageChoice
+        self, model: ModelId, doc_id: int, asks: list[FieldAsk], schema: dict[str, Any], choice: PageChoice
     ) -> tuple[EngineConfig | None, GenerateRequest]:
         # Greedy and without a presence penalty: JSON repeats its punctuation by design.
         sampling = Sampling(
@@ -491,13 +497,11 @@ class ExtractionService:
             max_tokens=max_output_bytes(schema) + 2,
         )
         if model.record is None:  # a model server applies its own chat template
-            messages = extraction_messages(
-                self.ctx, doc_id, fields, images=self.ctx.settings.server_images, hints=self.hints
-            )
+            messages = extraction_messages(self.ctx, doc_id, asks, images=self.ctx.settings.server_images)
             request = GenerateRequest([], sampling, 0, messages=tuple(messages), json_schema=json.dumps(schema))
             return None, request
         record = model.record
-        rendered = self._render(record, doc_id, fields, choice)
+        rendered = self._render(record, doc_id, asks, choice)
         # Chat's own planner and loaded context, so switching between chat and extraction never reloads.
         count = self.chat.count_tokens(record, rendered)
         config = self.chat.engine_config(record, count, sampling.max_tokens, images=has_images(rendered.parts))
@@ -511,11 +515,10 @@ class ExtractionService:
         return config, request
 
     def _ask(
-        self, model: ModelId, doc_id: int, fields: list[TemplateField], choice: PageChoice, emit: ExtractionSink
+        self, model: ModelId, doc_id: int, asks: list[FieldAsk], choice: PageChoice, emit: ExtractionSink
     ) -> tuple[dict[str, Any], GenerationStats, tuple[str, ...]]:
-        settings = self.ctx.settings.extraction
-        schema = group_schema([(f.key, f.yes_no) for f in fields], settings.value_chars, settings.quote_chars)
-        config, request = self._request(model, doc_id, fields, schema, choice)
+        schema = self._schema(asks)
+        config, request = self._request(model, doc_id, asks, schema, choice)
         events = self.engine.generate(config, request)
         pieces: list[str] = []
         stats: GenerationStats | None = None
@@ -612,6 +615,10 @@ def load_evidence(ctx: AppContext, run_id: int, document_id: int, field_key: str
     return Evidence(
         document_id, title, cell.page, cell.label, cell.t_seconds, mark or cell.quote, bool(mark), bbox, cell.verdict
     )
+
+
+# Three offered passages of the longest kind the search returns: what a yes/no question may add.
+_LONGEST_OFFER = tuple(Passage(1, None, "word " * 64) for _ in range(3))
 
 
 def _groups(fields: list[TemplateField], size: int) -> Iterator[list[TemplateField]]:

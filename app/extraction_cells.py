@@ -25,7 +25,8 @@ from typing import Any
 
 from app.citations import DocumentIndex, normalize_for_match, parse_timestamp, resolve_page
 from app.context import AppContext
-from app.extraction_schema import ANSWER, CLAUSE, EVIDENCE, NOT_STATED, PAGE, PRESENT, YES
+from app.extraction_prompt import FieldAsk
+from app.extraction_schema import ANSWER, CLAUSE, EVIDENCE, NOT_STATED, PAGE, PASSAGE, PRESENT, YES
 from app.quotes import find_quote, quote_in
 from app.templates import TemplateField
 from ingest.document import Anchor
@@ -38,6 +39,7 @@ QUOTE_NOT_FOUND = "quote_not_found"  # the quote is not in the document
 QUOTE_LACKS_VALUE = "quote_lacks_value"  # the quote is in the document but does not hold the value
 BAD_PAGE = "page_not_in_document"  # the cited page or time does not exist
 PARTIAL_DOCUMENT = "partial_document"  # only some pages were read: the document does not fit the context
+OFFERED = "passage_offered"  # the model picked this passage among those Folio's word search offered
 
 QUOTED = "quoted"
 SUPPORTED = "supported"
@@ -258,22 +260,30 @@ def _clean(text: Any) -> str:
 
 
 def cell_from_answer(
-    document_id: int, field: TemplateField, raw: Any, sources: CellSources, extra_flags: tuple[str, ...] = ()
+    document_id: int, ask: FieldAsk, raw: Any, sources: CellSources, extra_flags: tuple[str, ...] = ()
 ) -> Cell:
     """A cell from the model's answer for one field (already checked against the schema)."""
-    if field.yes_no:
+    field = ask.field
+    if ask.choosing:
+        picked = int(raw.get(PASSAGE, 0))
+        passage = ask.candidates[picked - 1] if 1 <= picked <= len(ask.candidates) else None
+        quote = passage.text if passage else ""
+        cited = (passage.label or str(passage.page)) if passage else ""
+        present = passage is not None and raw.get(PRESENT) == YES
+        value, claim = ("yes" if present else "no"), quote
+        extra_flags = (*extra_flags, OFFERED) if passage else extra_flags
+    elif field.yes_no:
         quote, present = _clean(raw.get(CLAUSE, "")), raw.get(PRESENT) == YES
-        value = "yes" if present else "no"
+        value, cited = ("yes" if present else "no"), _clean(raw.get(PAGE, ""))
         claim = quote  # a clause is its own claim: the question is whether it is in the document
     else:
-        quote, value = _clean(raw.get(EVIDENCE, "")), _clean(raw.get(ANSWER, ""))
+        quote, value, cited = _clean(raw.get(EVIDENCE, "")), _clean(raw.get(ANSWER, "")), _clean(raw.get(PAGE, ""))
         # After copying a passage the model may still conclude that it does not state the field.
         present = bool(value) and not _NONE_RE.fullmatch(value)
         claim = value
-    cited = _clean(raw.get(PAGE, ""))
     if not present:
-        # Nothing to ground. A clause the model copied and then judged not to be of this kind stays
-        # with the cell, so a reviewer can see what was considered.
+        # Nothing to ground. A passage the model copied (or picked) and then judged not to answer
+        # the field stays with the cell, so a reviewer can see what was considered.
         return Cell(document_id, field.key, False, value, quote, cited, flags=extra_flags, yes_no=field.yes_no)
     grounding = ground_cell(sources, claim, quote, cited)
     unit = sources.units[grounding.unit] if grounding.unit is not None else None

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from app.chat import prompt_documents
 from app.context import AppContext
 from app.extraction_schema import ANSWER, CLAUSE, EVIDENCE, NOT_STATED, PAGE, PRESENT
-from app.search import Search
+from app.search import Passage, Search
 from app.templates import TemplateField
 from assets import read_text
 from inference.chat_format import Message
@@ -31,9 +31,10 @@ from inference.prompt import PromptDocument, build_messages
 from ingest.document import Anchor
 
 HINT_PAGES = 3  # pages named per field: enough to point, few enough not to steer
+CANDIDATES = 3  # passages a yes/no clause may be picked from
 # Bumped whenever the request's shape changes in a way the prompt files do not show (schema, hint
 # rules): a run is keyed on the design, so cells asked one way never mix with cells asked another.
-DESIGN_VERSION = 2
+DESIGN_VERSION = 3
 
 _STOP = frozenset(
     """a about after all also an and any are as at be before being between both but by can contract could does
@@ -43,7 +44,7 @@ _STOP = frozenset(
     some one make long much take use ends stated kind given""".split()  # noqa: SIM905 (a word list)
 )
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'-]+")
-_PLACEHOLDER_RE = re.compile(r"\{(key|name|description|hints)\}")
+_PLACEHOLDER_RE = re.compile(r"\{(key|name|description|hints|candidates)\}")
 
 
 @dataclass(frozen=True)
@@ -96,26 +97,64 @@ def _markers(ctx: AppContext, document_id: int, pages: Sequence[int]) -> str:
     return ", ".join(Anchor(page=p, label=labels.get(p)).marker() for p in pages)
 
 
-def hint_text(ctx: AppContext, document_id: int, field: TemplateField, choice: PageChoice | None = None) -> str:
-    """Where the word search points for this field, or that it found nothing (a hint, not a verdict:
-    the model reads the whole document either way)."""
-    words = search_words(field)
+@dataclass(frozen=True)
+class FieldAsk:
+    """How one field is asked of one document: its field, where the word search points, and for a
+    yes/no clause the passages offered to choose from (none: the model looks for one itself)."""
+
+    field: TemplateField
+    hint: str = ""
+    candidates: tuple[Passage, ...] = ()
+
+    @property
+    def choosing(self) -> bool:
+        return self.field.yes_no and bool(self.candidates)
+
+
+def ask_field(
+    ctx: AppContext, document_id: int, field: TemplateField, choice: PageChoice | None = None, *, hints: bool = True
+) -> FieldAsk:
+    """A short answer gets the pages where its words are; a yes/no clause gets the passages that use
+    them, to pick from. Either way the model reads the whole document, and a search that finds
+    nothing is said as such: a hint, never a verdict."""
+    words = search_words(field) if hints else []
     if not words:
-        return ""
-    pages = hint_pages(ctx, document_id, field)
-    if choice is not None and choice.pages is not None:
-        pages = [p for p in pages if p in choice.pages]
-    if pages:
-        return f"A word search found likely passages on {_markers(ctx, document_id, pages)}."
-    return f"A word search for words such a passage uses ({', '.join(words[:6])}) found none."
+        return FieldAsk(field)
+    search = Search(ctx.db)
+    keep = choice.pages if choice is not None and choice.pages is not None else None
+    if field.yes_no:
+        found = search.document_passages(document_id, words, limit=CANDIDATES * 4)
+        candidates = tuple(p for p in found if keep is None or p.page in keep)[:CANDIDATES]
+        if candidates:
+            return FieldAsk(field, candidates=candidates)
+    else:
+        found_pages = search.document_pages(document_id, words, limit=HINT_PAGES * 4)
+        pages = [p for p in found_pages if keep is None or p in keep][:HINT_PAGES]
+        if pages:
+            return FieldAsk(field, f"A word search found likely passages on {_markers(ctx, document_id, pages)}.")
+    return FieldAsk(field, f"A word search for words such a passage uses ({', '.join(words[:6])}) found none.")
 
 
-def field_block(field: TemplateField, hint: str) -> str:
-    """One field's question: what counts, where a word search points, and what to write in which order."""
-    values = {"key": field.key, "name": field.name, "description": field.description or "-", "hints": hint}
-    text = read_text("prompts", "extract_clause.md" if field.yes_no else "extract_field.md").strip()
+def _candidate_lines(ask: FieldAsk) -> str:
+    return "\n".join(
+        f'({n}) {Anchor(page=p.page, label=p.label).marker()} "{p.text}"' for n, p in enumerate(ask.candidates, 1)
+    )
+
+
+def field_block(ask: FieldAsk) -> str:
+    """One field's question: what counts, where a word search points (or what it offers), and what to
+    write in which order."""
+    f = ask.field
+    values = {
+        "key": f.key,
+        "name": f.name,
+        "description": f.description or "-",
+        "hints": ask.hint,
+        "candidates": _candidate_lines(ask),
+    }
+    name = "extract_choice.md" if ask.choosing else "extract_clause.md" if f.yes_no else "extract_field.md"
     # One pass, so a field's own text (a user template's) is never read as a placeholder.
-    text = _PLACEHOLDER_RE.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+    text = _PLACEHOLDER_RE.sub(lambda m: values.get(m.group(1), m.group(0)), read_text("prompts", name).strip())
     return "\n".join(line for line in text.splitlines() if line.strip())
 
 
@@ -127,16 +166,14 @@ def user_turn(blocks: list[str]) -> str:
 def extraction_messages(
     ctx: AppContext,
     document_id: int,
-    fields: list[TemplateField],
+    asks: list[FieldAsk],
     *,
     images: bool = False,
     choice: PageChoice | None = None,
-    hints: bool = True,
 ) -> list[Message]:
     """The chat messages for one request: the very system + document turn a chat would start with
     (or, for a document that does not fit, its chosen pages, labelled), then the fields' question."""
-    blocks = [field_block(f, hint_text(ctx, document_id, f, choice) if hints else "") for f in fields]
-    user = user_turn(blocks)
+    user = user_turn([field_block(a) for a in asks])
     documents = prompt_documents(ctx, [document_id], images=images, pages=_pages_of(document_id, choice))
     if choice is not None and choice.partial:
         documents = [_labelled(d, choice) for d in documents]
@@ -188,7 +225,7 @@ def choose_pages(ctx: AppContext, document_id: int, fields: Sequence[TemplateFie
 def design_key() -> str:
     """What a run's cells were asked with: the prompt texts and the design version, hashed."""
     digest = hashlib.sha256(f"design {DESIGN_VERSION}\n".encode())
-    for name in ("answer.md", "extract.md", "extract_field.md", "extract_clause.md"):
+    for name in ("answer.md", "extract.md", "extract_field.md", "extract_clause.md", "extract_choice.md"):
         digest.update(read_text("prompts", name).encode("utf-8"))
     for key in (EVIDENCE, CLAUSE, PAGE, ANSWER, PRESENT, NOT_STATED):
         digest.update(key.encode())

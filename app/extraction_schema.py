@@ -2,7 +2,8 @@
 
 One answer covers a group of fields: {"<field key>": <cell>, ...}. Evidence comes first. A short
 answer's cell is {"evidence": <the passage, copied>, "page": <its marker>, "answer": <a few words>};
-a yes/no clause's cell is {"clause": <the clause, copied>, "page": ..., "present": "yes" | "no"}.
+a yes/no clause's cell is {"clause": <the clause, copied>, "page": ..., "present": "yes" | "no"}, or,
+when a word search offered passages that may be such a clause, {"passage": <its number>, "present": ...}.
 Saying that the document holds nothing is a separate branch that opens with empty evidence and then
 allows only {"evidence": "", "answer": "not stated"} (or {"clause": "", "present": "no"}): the model
 has to decide, at the first character of the evidence, whether it copies a passage or declares that
@@ -25,6 +26,7 @@ CLAUSE = "clause"
 PAGE = "page"
 ANSWER = "answer"
 PRESENT = "present"
+PASSAGE = "passage"
 NOT_STATED = "not stated"
 YES, NO = "yes", "no"
 PAGE_CHARS = 16
@@ -66,11 +68,26 @@ def yes_no_cell_schema(quote_chars: int) -> dict[str, Any]:
     return {"anyOf": [found, _object({CLAUSE: _only(""), PRESENT: _only(NO)})]}
 
 
-def group_schema(fields: list[tuple[str, bool]], value_chars: int, quote_chars: int) -> dict[str, Any]:
-    """The schema of one request's answer; fields are (key, yes_no)."""
-    text = text_cell_schema(value_chars, quote_chars)
-    yes_no = yes_no_cell_schema(quote_chars)
-    return _object({key: yes_no if is_yes_no else text for key, is_yes_no in fields})
+def choice_cell_schema(candidates: int) -> dict[str, Any]:
+    """A yes/no clause picked from passages the word search offered: the passage's number first (0:
+    none of them), then the judgement, which may still be 'no' for the passage picked."""
+    picked = {"type": "integer", "enum": list(range(1, candidates + 1))}
+    found = _object({PASSAGE: picked, PRESENT: _only(YES, NO)})
+    return {"anyOf": [found, _object({PASSAGE: {"type": "integer", "enum": [0]}, PRESENT: _only(NO)})]}
+
+
+CellSpec = tuple[str, bool, int]  # field key, yes/no clause, passages offered (0: none)
+
+
+def group_schema(cells: list[CellSpec], value_chars: int, quote_chars: int) -> dict[str, Any]:
+    """The schema of one request's answer."""
+    out: dict[str, Any] = {}
+    for key, yes_no, candidates in cells:
+        if yes_no and candidates:
+            out[key] = choice_cell_schema(candidates)
+        else:
+            out[key] = yes_no_cell_schema(quote_chars) if yes_no else text_cell_schema(value_chars, quote_chars)
+    return _object(out)
 
 
 def _bound(schema: dict[str, Any], per_char: int) -> int:
@@ -111,7 +128,9 @@ def schema_errors(schema: dict[str, Any], value: Any, where: str = "$") -> list[
         options = [schema_errors(s, value, where) for s in schema["anyOf"]]
         return [] if any(not o for o in options) else min(options, key=len)
     if "enum" in schema:
-        return [] if value in schema["enum"] else [f"{where}: expected one of {schema['enum']}"]
+        # JSON's true is not 1: an enum of numbers takes numbers only.
+        ok = value in schema["enum"] and type(value) in {type(v) for v in schema["enum"]}
+        return [] if ok else [f"{where}: expected one of {schema['enum']}"]
     kind = schema.get("type")
     if kind == "null":
         return [] if value is None else [f"{where}: expected null"]

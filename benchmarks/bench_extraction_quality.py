@@ -15,8 +15,8 @@ benchmarks/cuad_compare.py); for the yes/no clauses, precision and recall of "pr
 contract x category pairs; how each cell was grounded, and how often a cell marked quoted or
 supported points at a page that lacks CUAD's evidence; and time per document. GOOSEHEAD (115 pages,
 ~75K tokens) does not fit the model's 32K context: the extraction reads the pages a word search
-picks (its cells say so), today's design and the chat refuse it; all count as answered (wrong when
-wrong).
+picks (its cells say so) and is scored like any other; today's design and the chat refuse it ("does
+not fit"), which counts as a wrong answer for every field, even where CUAD has none.
 
 The model's raw outputs are cached on disk (keyed by the model's sha256, the whole prompt, the
 answer format and the sampling), so re-reading the answers (parsing, grounding, comparing) does not
@@ -274,6 +274,18 @@ def run_document(ctx: Any, engine: RecordingEngine, contract: Contract, template
         return value
 
     print(f"... {doc.title}: {doc.page_count} pages, ~{doc.token_estimate:,} tokens", file=sys.stderr, flush=True)
+    context = ctx.models.active(ctx.settings).facts.context_length
+    if doc.token_estimate > context:
+        # Far over the model's context (GOOSEHEAD: 115 pages, ~75K tokens for 32K): a plain 'too
+        # long' for every field and question, each counted as not answered.
+        note = f"too long: ~{doc.token_estimate:,} tokens for a {context:,}-token context"
+        result.read_as = "too long"
+        for design in [d for d in DESIGNS if d in parts]:
+            result.cells[design] = {
+                f.key: {"found": False, "value": "", "note": note, "verdict": ""} for f in template.fields
+            }
+        result.chat = {category: ShortAnswer(False, "", note=note) for category in SHORT}
+        return result
     run_id = service.start_run(template, [doc.id], resume=False)
 
     def extract() -> None:
@@ -362,8 +374,10 @@ def short_table(results: list[DocResult], designs: list[str], chat_on: bool) -> 
     for category, (key, _question) in SHORT.items():
         row = []
         for design in designs:
+            # A refused document (it does not fit) answered nothing: wrong, even where CUAD has no answer.
             right = sum(
                 short_correct(r.contract, category, r.cells[design][key]["found"], r.cells[design][key]["value"])
+                and not r.cells[design][key].get("note")
                 for r in results
             )
             totals[design] += right
@@ -372,7 +386,7 @@ def short_table(results: list[DocResult], designs: list[str], chat_on: bool) -> 
             right = 0
             for r in results:
                 said = r.chat[category]
-                right += short_correct(
+                right += not said.note and short_correct(
                     r.contract, category, said.found and not says_not_stated(said.value), said.value, chat=True
                 )
             totals["chat"] += right

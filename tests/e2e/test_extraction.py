@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from app.context import open_app
+from app.extraction_prompt import DESIGN_VERSION
 from app.extraction_schema import group_schema, schema_errors
 from tests.conftest import REPO, run_folio
 from tests.fixtures.pdfs import make_contract_pdf, make_text_pdf
@@ -76,7 +77,7 @@ def test_extraction_is_schema_valid_stored_and_audited(starter_home: Path, tmp_p
     # What the model wrote parses and fits the schema it was constrained by: evidence first, and
     # 'not stated' only after empty evidence.
     answer = {c["field_key"]: json.loads(c["raw"]) for c in cells}
-    assert schema_errors(group_schema([(k, False) for k in answer], 12, 40), answer) == []
+    assert schema_errors(group_schema([(k, False, 0) for k in answer], 12, 40), answer) == []
     for c in cells:
         raw = answer[c["field_key"]]
         assert next(iter(raw)) == "evidence"  # the evidence comes first
@@ -99,7 +100,7 @@ def test_extraction_is_schema_valid_stored_and_audited(starter_home: Path, tmp_p
             "template_version": 1,
         }
     ]
-    assert run["design"] == service.design and run["design"].startswith("v2-")
+    assert run["design"] == service.design and run["design"].startswith(f"v{DESIGN_VERSION}-")
     question = db.execute("SELECT * FROM audit_log WHERE action = 'question'").fetchone()
     assert json.loads(question["documents"]) == [doc.sha256] and question["model_sha256"] == model_sha
     assert json.loads(question["details"])["message_id"] == message.id - 1  # the user turn before the answer

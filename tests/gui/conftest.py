@@ -84,6 +84,7 @@ def store_sample_cells(ctx, document_id: int, label: str = "sample answers store
     grounded and stored through app/ as a run does; the run's model line says they are samples."""
     from app.extraction import ExtractionService
     from app.extraction_cells import CellSources, cell_from_answer
+    from app.extraction_prompt import FieldAsk
     from inference.events import GenerationStats
 
     service = ExtractionService(ctx)
@@ -95,7 +96,7 @@ def store_sample_cells(ctx, document_id: int, label: str = "sample answers store
         or ({"clause": "", "present": "no"} if f.yes_no else {"evidence": "", "answer": "not stated"})
         for f in template.fields
     }
-    cells = [cell_from_answer(document_id, f, raw[f.key], sources) for f in template.fields]
+    cells = [cell_from_answer(document_id, FieldAsk(f), raw[f.key], sources) for f in template.fields]
     service._store(run, cells, raw, GenerationStats(900, 0, 40, 100.0, 900.0, 4096, "eos"))
     with ctx.db.atomic():
         ctx.db.execute("UPDATE extraction_runs SET model = ?, status = 'complete' WHERE id = ?", [label, run])

@@ -13,6 +13,7 @@ from app.extraction_cells import (
     ADDED,
     BAD_PAGE,
     NO_QUOTE,
+    OFFERED,
     QUOTE_LACKS_VALUE,
     QUOTE_NOT_FOUND,
     QUOTED,
@@ -25,7 +26,8 @@ from app.extraction_cells import (
     ground_cell,
     resolve_cited,
 )
-from app.extraction_prompt import extraction_messages
+from app.extraction_prompt import FieldAsk, extraction_messages
+from app.search import Passage
 from app.templates import TemplateStore
 from assets import read_text
 from inference.chat_format import ChatTemplate, template_for
@@ -45,7 +47,9 @@ def test_extraction_prompt_shares_the_chat_prefix(ctx: AppContext, contract_pdf:
         build_messages(read_text("prompts", "answer.md"), prompt_documents(ctx, [doc.id]), [], "Which law governs?"),
         enable_thinking=False,
     )
-    extraction = render_prompt(template, extraction_messages(ctx, doc.id, fields), enable_thinking=False)
+    extraction = render_prompt(
+        template, extraction_messages(ctx, doc.id, [FieldAsk(f) for f in fields]), enable_thinking=False
+    )
     # The engine's state cache keys on this prefix: the same bytes, the same split into parts.
     assert extraction.prefix == chat.prefix
     assert extraction.prefix_parts == chat.prefix_parts
@@ -92,23 +96,32 @@ def test_cells_from_answers_keep_what_the_model_said(ctx: AppContext, tmp_path: 
     sources = CellSources.load(ctx, doc.id, 0.9)
     law, cap = fields["governing_law"], fields["cap_on_liability"]
     answer = {"evidence": "Governed by French law.", "page": "2", "answer": "French law"}
-    found = cell_from_answer(doc.id, law, answer, sources)
+    found = cell_from_answer(doc.id, FieldAsk(law), answer, sources)
     assert (found.found, found.verdict, found.page, found.display) == (True, QUOTED, 2, "French law")
-    looked = cell_from_answer(doc.id, law, {**answer, "answer": "Not stated."}, sources)
+    looked = cell_from_answer(doc.id, FieldAsk(law), {**answer, "answer": "Not stated."}, sources)
     assert (looked.found, looked.display, looked.quote) == (False, "not stated", "Governed by French law.")
     invented = cell_from_answer(
-        doc.id, law, {"evidence": "Governed by the laws of Texas.", "page": "2", "answer": "Texas"}, sources
+        doc.id, FieldAsk(law), {"evidence": "Governed by the laws of Texas.", "page": "2", "answer": "Texas"}, sources
     )
     assert (invented.found, invented.verdict, invented.display) == (True, UNSUPPORTED, "Texas")
     assert QUOTE_NOT_FOUND in invented.flags
-    none = cell_from_answer(doc.id, law, {"evidence": "", "answer": "not stated"}, sources)
+    none = cell_from_answer(doc.id, FieldAsk(law), {"evidence": "", "answer": "not stated"}, sources)
     assert (none.found, none.verdict, none.display) == (False, "", "not stated")
     clause = {"clause": "Fees are 10 EUR.", "page": "1", "present": "yes"}
-    assert cell_from_answer(doc.id, cap, clause, sources).display == "Yes"
-    rejected = cell_from_answer(doc.id, cap, {**clause, "present": "no"}, sources)
+    assert cell_from_answer(doc.id, FieldAsk(cap), clause, sources).display == "Yes"
+    rejected = cell_from_answer(doc.id, FieldAsk(cap), {**clause, "present": "no"}, sources)
     assert (rejected.found, rejected.display, rejected.quote) == (False, "No", "Fees are 10 EUR.")
-    absent = cell_from_answer(doc.id, cap, {"clause": "", "present": "no"}, sources)
+    absent = cell_from_answer(doc.id, FieldAsk(cap), {"clause": "", "present": "no"}, sources)
     assert (absent.found, absent.display, absent.verdict) == (False, "No", "")
+    # A clause picked from the passages the word search offered carries the passage as its quote.
+    offered = FieldAsk(cap, candidates=(Passage(1, None, "Fees are 10 EUR."), Passage(2, None, "Governed by French")))
+    picked = cell_from_answer(doc.id, offered, {"passage": 1, "present": "yes"}, sources)
+    assert (picked.found, picked.quote, picked.page, picked.verdict) == (True, "Fees are 10 EUR.", 1, QUOTED)
+    assert OFFERED in picked.flags
+    judged = cell_from_answer(doc.id, offered, {"passage": 2, "present": "no"}, sources)
+    assert (judged.found, judged.quote, judged.display) == (False, "Governed by French", "No")
+    none_of_them = cell_from_answer(doc.id, offered, {"passage": 0, "present": "no"}, sources)
+    assert (none_of_them.found, none_of_them.quote, none_of_them.flags) == (False, "", ())
 
 
 COMMANDS = [

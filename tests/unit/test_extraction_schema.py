@@ -18,8 +18,8 @@ from app.extraction_schema import (
     schema_errors,
 )
 
-FIELDS = [("governing_law", False), ("parties", False), ("cap_on_liability", True)]
-KEYS = [k for k, _ in FIELDS]
+FIELDS = [("governing_law", False, 0), ("parties", False, 0), ("cap_on_liability", True, 0), ("audit_rights", True, 3)]
+KEYS = [k for k, _, _ in FIELDS]
 
 # Characters the JSON grammar allows in a string, including the ones that need a 6-byte escape.
 CHARS = st.characters(codec="utf-8", exclude_categories=("Cs",))
@@ -28,8 +28,12 @@ CHARS = st.characters(codec="utf-8", exclude_categories=("Cs",))
 @st.composite
 def answers(draw: st.DrawFn, value_chars: int, quote_chars: int) -> dict[str, object]:
     out: dict[str, object] = {}
-    for key, yes_no in FIELDS:
+    for key, yes_no, candidates in FIELDS:
         looked = draw(st.booleans())
+        if candidates:
+            picked = draw(st.integers(0, candidates))
+            out[key] = {"passage": picked, "present": draw(st.sampled_from(["yes", "no"])) if picked else "no"}
+            continue
         evidence = draw(st.text(CHARS, min_size=MIN_EVIDENCE_CHARS, max_size=quote_chars)) if looked else ""
         page = draw(st.text(CHARS, min_size=1, max_size=PAGE_CHARS))
         if yes_no:
@@ -62,7 +66,12 @@ def test_not_stated_only_after_empty_evidence() -> None:
     schema = group_schema(FIELDS, 20, 60)
     law = {"evidence": "governed by the laws of Delaware", "page": "4", "answer": "Delaware"}
     clause = {"clause": "liability shall not exceed the fees paid", "page": "5", "present": "yes"}
-    good = {"governing_law": law, "parties": {"evidence": "", "answer": NOT_STATED}, "cap_on_liability": clause}
+    good = {
+        "governing_law": law,
+        "parties": {"evidence": "", "answer": NOT_STATED},
+        "cap_on_liability": clause,
+        "audit_rights": {"passage": 2, "present": "yes"},
+    }
     assert schema_errors(schema, good) == []
     assert schema_errors(schema, {**good, "cap_on_liability": {**clause, "present": "no"}}) == []  # looked, judged no
     assert schema_errors(schema, {**good, "cap_on_liability": {"clause": "", "present": "no"}}) == []
@@ -76,6 +85,12 @@ def test_not_stated_only_after_empty_evidence() -> None:
     assert schema_errors(schema, {**good, "governing_law": {**law, "answer": "x" * 21}})
     assert schema_errors(schema, {**good, "cap_on_liability": {"clause": "", "present": "yes"}})  # yes needs a clause
     assert schema_errors(schema, {**good, "cap_on_liability": {**clause, "present": "maybe"}})
+    # A clause picked from the offered passages: a passage number (0: none, then only 'no').
+    assert schema_errors(schema, {**good, "audit_rights": {"passage": 1, "present": "no"}}) == []
+    assert schema_errors(schema, {**good, "audit_rights": {"passage": 0, "present": "no"}}) == []
+    assert schema_errors(schema, {**good, "audit_rights": {"passage": 0, "present": "yes"}})
+    assert schema_errors(schema, {**good, "audit_rights": {"passage": 4, "present": "yes"}})
+    assert schema_errors(schema, {**good, "audit_rights": {"passage": True, "present": "yes"}})  # true is not 1
 
 
 def test_evidence_comes_first_in_the_grammar() -> None:
