@@ -30,7 +30,6 @@ from app.extraction_cells import (
     CUT_OFF,
     PARTIAL_DOCUMENT,
     Cell,
-    CellSources,
     cell_from_answer,
     failed_cell,
 )
@@ -408,7 +407,7 @@ class ExtractionService:
             details=details,
         )
         settings = self.ctx.settings.extraction
-        sources = CellSources.load(self.ctx, doc_id, settings.quote_threshold)
+        sources = self.chat.sources([doc_id])  # read into passages once, shared with the chat
         extra = (PARTIAL_DOCUMENT,) if choice.partial else ()
         if choice.partial:
             emit(EngineStatus(f"{doc.title}: {choice.note()}"))
@@ -420,7 +419,7 @@ class ExtractionService:
             cells = [
                 failed_cell(doc_id, a.field, (*flags, *extra))
                 if flags
-                else cell_from_answer(doc_id, a, raw[a.field.key], sources, extra)
+                else cell_from_answer(doc_id, a, raw[a.field.key], sources, extra, settings.quote_threshold)
                 for a in asks
             ]
             self._store(info.id, cells, raw, stats)

@@ -1,19 +1,19 @@
 """A table cell: what the model answered for one field of one document, and where the document says so.
 
-An answer (app.extraction_schema) becomes a Cell here. Every cell with a value is grounded on the
-document in one place, ground_cell(): the verdict says what was checked and nothing more, in the
-words of the grounding issue (13):
+An answer (app.extraction_schema) becomes a Cell here. Every cell with a value is grounded by the
+same code as a chat answer's sentences (app.grounding, issue 13), so a cell gets the same verdicts
+with the same meaning:
 
-- quoted: the evidence the model copied is on the page it cited, and holds the value;
-- supported: the copied words are not there (or do not hold the value), but the cited page holds the
-  value itself;
-- wrong_page: the evidence (or the value) is on another page than the one cited (page = that one);
-- added: the model cited no page (or none that exists); Folio found the page and says it did;
-- unsupported: neither the evidence nor the value is in the document. Such a cell keeps its value,
-  visibly unsupported: it never turns into 'not stated'.
+- quoted: the evidence the model copied is on the page it cited, and that passage holds the value;
+- supported: the cited page holds the value (its facts, names and words), whatever the copied words;
+- wrong_page: the value (or its evidence) stands on another page than the one cited (page = that one);
+- added: the model cited no page; Folio found the page and says it did;
+- unsupported: no page holds the value. Such a cell keeps its value, visibly unsupported: it never
+  turns into 'not stated'.
 
-A cell without a value (the model left the evidence empty and said 'not stated', or found no clause
-of the kind) has no verdict: there is nothing to ground.
+A value too short to look for by itself ('Delaware', 'Consulting Agreement') is grounded through
+its evidence, when the evidence holds it. A cell without a value (the model left the evidence empty
+and said 'not stated', or found no clause of the kind) has no verdict: there is nothing to ground.
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from app.citations import DocumentIndex, normalize_for_match, parse_timestamp, resolve_page
-from app.context import AppContext
+from app.citations import normalize_for_match, parse_timestamp, resolve_page
 from app.extraction_prompt import FieldAsk
 from app.extraction_schema import ANSWER, CLAUSE, EVIDENCE, NOT_STATED, PAGE, PASSAGE, PRESENT, YES
-from app.quotes import find_quote, quote_in
+from app.grounding import ADDED, EXEMPT, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE, Cited, Grounding, Sources
+from app.quotes import DEFAULT_THRESHOLD, find_quote
 from app.templates import TemplateField
+from app.verdicts import LABELS
 from ingest.document import Anchor
 
 # Flags: what went wrong with an answer, or what the reader must know about it.
@@ -41,20 +42,9 @@ BAD_PAGE = "page_not_in_document"  # the cited page or time does not exist
 PARTIAL_DOCUMENT = "partial_document"  # only some pages were read: the document does not fit the context
 OFFERED = "passage_offered"  # the model picked this passage among those Folio's word search offered
 
-QUOTED = "quoted"
-SUPPORTED = "supported"
-WRONG_PAGE = "wrong_page"
-ADDED = "added"
-UNSUPPORTED = "unsupported"
+# A cell's verdicts are the chat's (app.grounding), named the same way everywhere (app.verdicts).
 VERDICTS = (QUOTED, SUPPORTED, WRONG_PAGE, ADDED, UNSUPPORTED)
-# What a reader sees for each verdict (the window, the exports, the CLI).
-VERDICT_TEXT = {
-    QUOTED: "quoted",
-    SUPPORTED: "supported",
-    WRONG_PAGE: "wrong page",
-    ADDED: "page added by Folio",
-    UNSUPPORTED: "unsupported",
-}
+VERDICT_TEXT = {v: LABELS[v] for v in VERDICTS}
 
 
 @dataclass(frozen=True)
@@ -118,118 +108,69 @@ class Cell:
         return cls(**values)
 
 
-@dataclass(frozen=True)
-class Unit:
-    """A stretch of a document the model can cite: one page, or one time stamp of a video."""
-
-    page: int | None
-    label: str | None
-    t_seconds: float | None
-    text: str
-
-
-def document_units(ctx: AppContext, document_id: int) -> list[Unit]:
-    units: list[Unit] = []
-    for seg in ctx.library.segments(document_id):
-        if not seg.text:
-            continue
-        last = units[-1] if units else None
-        if last and last.page == seg.page and last.t_seconds == seg.t_seconds:
-            units[-1] = dataclasses.replace(last, text=f"{last.text}\n{seg.text}")
-        else:
-            units.append(Unit(seg.page, seg.label, seg.t_seconds, seg.text))
-    return units
-
-
 _NONE_RE = re.compile(r"\W*(?:not (?:stated|specified|mentioned|found|given)|none|n/?a|unknown)\W*", re.IGNORECASE)
 _CITED_PREFIX_RE = re.compile(r"^\s*\[?\s*(?:pages?|pp?\.?)?\s*", re.IGNORECASE)
 
 
-def resolve_cited(cited: str, units: list[Unit], index: DocumentIndex) -> list[int]:
-    """Indexes of the units a cited marker ('4', 'p. 4', '[p. iv]', 't 00:01:23') points to."""
+def cited_anchors(cited: str, sources: Sources) -> list[Cited]:
+    """What a cited marker ('4', 'p. 4', '[p. iv]', 't 00:01:23') points to, in grounding's terms: a
+    page or time of the one document, or an anchor to nothing when no such page exists."""
     text = cited.strip().strip("[]").strip()
     if not text:
         return []
     time_match = re.fullmatch(r"t?\s*(\d{1,2}(?::\d{1,2}){1,2})", text, re.IGNORECASE)
     if time_match:
         seconds = parse_timestamp(time_match.group(1))
-        if seconds is None:
-            return []
-        timed = [(i, u.t_seconds) for i, u in enumerate(units) if u.t_seconds is not None]
-        before = [i for i, t in timed if t is not None and t <= seconds + 0.5]
-        return before[-1:] if before else []
+        if seconds is not None and sources.unit_of(1, None, seconds) is not None:
+            return [Cited(1, None, seconds, cited)]
+        return [Cited(1, None, None, cited)]
     label = _CITED_PREFIX_RE.sub("", text).strip().rstrip(".")
-    page = resolve_page(label, index) if label else None
-    return [i for i, u in enumerate(units) if page is not None and u.page == page]
-
-
-@dataclass(frozen=True)
-class CellSources:
-    """One document as grounding reads it."""
-
-    units: list[Unit]
-    index: DocumentIndex
-    threshold: float
-
-    @classmethod
-    def load(cls, ctx: AppContext, document_id: int, threshold: float) -> CellSources:
-        doc = ctx.library.get(document_id)
-        index = DocumentIndex(
-            label_to_page=ctx.library.page_labels(document_id),
-            page_count=doc.page_count,
-            duration_s=doc.duration_s,
-            page_text=lambda _p: "",
-        )
-        return cls(document_units(ctx, document_id), index, threshold)
+    page = resolve_page(label, sources.indexes[0]) if label else None
+    return [Cited(1, page, None, cited)]
 
 
 @dataclass(frozen=True)
 class CellGrounding:
-    verdict: str
-    unit: int | None  # the unit holding the support (or the cited one when nothing supports it)
-    passage: str
+    grounding: Grounding  # issue 13's verdict and where the support is
     quote_status: str
     quote_score: float
     flags: tuple[str, ...]
 
+    @property
+    def verdict(self) -> str:
+        return self.grounding.verdict
 
-def ground_cell(sources: CellSources, value: str, quote: str, cited: str) -> CellGrounding:
-    """The one place a cell is grounded: its quote first, then its value, on the cited page first."""
-    units = sources.units
-    cited_units = resolve_cited(cited, units, sources.index)
+
+def ground_cell(
+    sources: Sources, value: str, quote: str, cited: str, threshold: float, field_name: str = ""
+) -> CellGrounding:
+    """The one place a cell is grounded: the value as a claim, with the copied evidence as its quote."""
+    anchors = cited_anchors(cited, sources)
+    cited_units = [u for c in anchors if (u := sources.unit_of(c.doc_index, c.page, c.t_seconds)) is not None]
     flags: list[str] = []
-    if cited.strip() and not cited_units:
+    if anchors and not cited_units:
         flags.append(BAD_PAGE)
-    match = find_quote(quote, [u.text for u in units], cited_units, sources.threshold)
+    match = find_quote(quote, [u.text for u in sources.units], cited_units, threshold)
     if match.status == "empty":
         flags.append(NO_QUOTE)
     elif not match.verified:
         flags.append(QUOTE_NOT_FOUND)
-
-    def elsewhere() -> str:
-        return WRONG_PAGE if cited.strip() else ADDED
-
     # The quote counts as the cell's evidence only when it holds the value (the model may copy one
     # passage and answer from another): a date answered beside a signature line is not quoted.
-    if match.verified and match.unit is not None:
-        if value == quote or holds(quote, value):
-            verdict = QUOTED if match.unit in cited_units else elsewhere()
-            return CellGrounding(verdict, match.unit, quote, match.status, round(match.score, 4), tuple(flags))
+    evidence = quote if quote and (value == quote or holds(quote, value)) else None
+    if match.verified and evidence is None:
         flags.append(QUOTE_LACKS_VALUE)
-    # The copied words are not in the document: does the document hold the value itself?
-    holder = _value_unit(value, units, cited_units, sources.threshold)
-    if holder is not None:
-        verdict = SUPPORTED if holder in cited_units else elsewhere()
-        return CellGrounding(verdict, holder, value, match.status, round(match.score, 4), tuple(flags))
-    where = cited_units[0] if cited_units else None
-    return CellGrounding(UNSUPPORTED, where, "", match.status, round(match.score, 4), tuple(flags))
-
-
-def _value_unit(value: str, units: list[Unit], preferred: list[int], threshold: float) -> int | None:
-    if not value.strip():
-        return None
-    order = list(dict.fromkeys([*preferred, *range(len(units))]))
-    return next((i for i in order if quote_in(value, units[i].text, threshold) or holds(units[i].text, value)), None)
+    grounding = sources.ground(value, cited=anchors, quote=evidence)
+    if grounding.verdict == EXEMPT:
+        # Nothing in the value to look for by itself ('French law'): its evidence is the claim when it
+        # holds the value, else the value under its field's name, as a chat sentence under its heading.
+        if evidence is not None:
+            grounding = sources.ground(evidence, cited=anchors, quote=evidence)
+        else:
+            grounding = sources.ground(value, cited=anchors, context=field_name)
+        if grounding.verdict == EXEMPT:
+            grounding = Grounding(UNSUPPORTED, quote=quote or None, quote_found=match.verified, cited=(cited,))
+    return CellGrounding(grounding, match.status, round(match.score, 4), tuple(flags))
 
 
 _WORD_RE = re.compile(r"[^\W_]+")
@@ -260,7 +201,12 @@ def _clean(text: Any) -> str:
 
 
 def cell_from_answer(
-    document_id: int, ask: FieldAsk, raw: Any, sources: CellSources, extra_flags: tuple[str, ...] = ()
+    document_id: int,
+    ask: FieldAsk,
+    raw: Any,
+    sources: Sources,
+    extra_flags: tuple[str, ...] = (),
+    threshold: float = DEFAULT_THRESHOLD,
 ) -> Cell:
     """A cell from the model's answer for one field (already checked against the schema)."""
     field = ask.field
@@ -285,8 +231,15 @@ def cell_from_answer(
         # Nothing to ground. A passage the model copied (or picked) and then judged not to answer
         # the field stays with the cell, so a reviewer can see what was considered.
         return Cell(document_id, field.key, False, value, quote, cited, flags=extra_flags, yes_no=field.yes_no)
-    grounding = ground_cell(sources, claim, quote, cited)
-    unit = sources.units[grounding.unit] if grounding.unit is not None else None
+    checked = ground_cell(sources, claim, quote, cited, threshold, field.name)
+    g = checked.grounding
+    where = (g.page, g.label, g.t_seconds)
+    if g.page is None and g.t_seconds is None:
+        # Nothing holds it: the cell still opens where the model said it stands, if that exists.
+        units = [u for c in cited_anchors(cited, sources) if (u := sources.unit_of(1, c.page, c.t_seconds)) is not None]
+        if units:
+            unit = sources.units[units[0]]
+            where = (unit.page, unit.label, unit.t_seconds)
     return Cell(
         document_id,
         field.key,
@@ -294,14 +247,14 @@ def cell_from_answer(
         value=value,
         quote=quote,
         cited=cited,
-        page=unit.page if unit else None,
-        label=unit.label if unit else None,
-        t_seconds=unit.t_seconds if unit else None,
-        quote_status=grounding.quote_status,
-        quote_score=grounding.quote_score,
-        flags=(*grounding.flags, *extra_flags),
-        verdict=grounding.verdict,
-        passage=grounding.passage,
+        page=where[0],
+        label=where[1],
+        t_seconds=where[2],
+        quote_status=checked.quote_status,
+        quote_score=checked.quote_score,
+        flags=(*checked.flags, *extra_flags),
+        verdict=g.verdict,
+        passage=g.passage,
         yes_no=field.yes_no,
     )
 

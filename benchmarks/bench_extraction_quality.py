@@ -47,7 +47,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks.bench_grounding import MAX_ANSWER_TOKENS, QUESTIONS  # noqa: E402
+from benchmarks.bench_grounding import _key as chat_key  # noqa: E402
+from benchmarks.bench_grounding import cache_dir as grounding_cache  # noqa: E402
 from benchmarks.cuad_compare import cuad_date, drawn_from, matches, says_not_stated  # noqa: E402
+from benchmarks.eval_model import LABEL as MODEL_LABEL  # noqa: E402
 from benchmarks.results import write_section  # noqa: E402
 from inference.engine_api import EngineConfig, GenerateRequest  # noqa: E402
 from inference.engine_process import EngineProcess  # noqa: E402
@@ -56,20 +60,22 @@ from inference.events import EngineEvent, Finished, GenerationStats, TokenText  
 HEADING = "## Extraction quality against CUAD's labels (issue 19)"
 CONTRACTS = REPO.parent / "shared" / "corpus" / "contracts_pdf"
 BASELINE_PROMPT = REPO / "benchmarks" / "prompts" / "extract_null_first.md"
+# The chat's questions: bench_grounding's wording where it asks the same thing (the same model, system
+# prompt and document, so its cached answers are this benchmark's too), and two more of our own.
 SHORT = {
     "Document Name": ("document_name", "What is the name (title) of this agreement?"),
-    "Parties": ("parties", "Who are the parties to this agreement?"),
-    "Agreement Date": ("agreement_date", "What is the date of this agreement?"),
+    "Parties": ("parties", QUESTIONS["Parties"]),
+    "Agreement Date": ("agreement_date", QUESTIONS["Agreement Date"]),
     "Effective Date": ("effective_date", "What is the effective date of this agreement?"),
-    "Expiration Date": ("expiration_date", "When does the initial term of this agreement expire?"),
-    "Renewal Term": ("renewal_term", "What is the renewal term of this agreement, if any?"),
+    "Expiration Date": ("expiration_date", QUESTIONS["Expiration Date"]),
+    "Renewal Term": ("renewal_term", QUESTIONS["Renewal Term"]),
     "Notice Period To Terminate Renewal": (
         "notice_period_to_terminate_renewal",
-        "How much notice must be given to stop this agreement from renewing?",
+        QUESTIONS["Notice Period To Terminate Renewal"],
     ),
-    "Governing Law": ("governing_law", "Which state's or country's law governs this agreement?"),
+    "Governing Law": ("governing_law", QUESTIONS["Governing Law"]),
 }
-CHAT_TOKENS = 200
+CHAT_TOKENS = MAX_ANSWER_TOKENS
 DESIGNS = ("today (null first)", "evidence first")
 DEBERTA = (0.44, 0.80)  # CUAD's published DeBERTa-xlarge: precision at 80% recall
 
@@ -124,15 +130,20 @@ class Asked:
     cached: bool
 
 
+class NotCached(Exception):
+    """--cached-only: an answer the cache does not hold."""
+
+
 class RecordingEngine(EngineProcess):
     """The local engine process; each answer is also written to disk, keyed by everything that
     decides it, and replayed from there unless --fresh."""
 
-    def __init__(self, store: Path, model_sha: str, fresh: bool) -> None:
+    def __init__(self, store: Path, model_sha: str, fresh: bool, *, cached_only: bool = False) -> None:
         super().__init__()
         self.store = store
         self.model_sha = model_sha
         self.fresh = fresh
+        self.cached_only = cached_only
         self.log: list[tuple[tuple[str, ...], Asked]] = []  # (prefix tags, what it cost)
 
     def _key(self, request: GenerateRequest) -> str:
@@ -151,6 +162,8 @@ class RecordingEngine(EngineProcess):
             yield TokenText(saved["text"])
             yield Finished(GenerationStats(**saved["stats"]))
             return
+        if self.cached_only:
+            raise NotCached(entry.name)
         started = time.monotonic()
         pieces: list[str] = []
         for event in super().generate(config, request):
@@ -193,7 +206,7 @@ def baseline_cells(ctx: Any, service: Any, doc_id: int, template: Any) -> dict[s
     """Today's design, replayed: one field per request, null or {"value", "quote", "page"}."""
     from app.chat import prompt_documents
     from app.errors import FolioError
-    from app.extraction_cells import CellSources, ground_cell
+    from app.extraction_cells import ground_cell
     from app.extraction_schema import max_output_bytes
     from assets import read_text
     from inference.chat_format import template_for
@@ -202,7 +215,8 @@ def baseline_cells(ctx: Any, service: Any, doc_id: int, template: Any) -> dict[s
 
     record = ctx.models.active(ctx.settings)
     chat_template = template_for(record.architecture, record.facts.chat_template)
-    sources = CellSources.load(ctx, doc_id, ctx.settings.extraction.quote_threshold)
+    sources = service.chat.sources([doc_id])
+    threshold = ctx.settings.extraction.quote_threshold
     found_cell = {
         "type": "object",
         "properties": {
@@ -246,21 +260,12 @@ def baseline_cells(ctx: Any, service: Any, doc_id: int, template: Any) -> dict[s
             out[f.key] = {"found": False, "value": "", "verdict": ""}
             continue
         claim = raw["quote"] if f.yes_no else raw["value"]
-        g = ground_cell(sources, claim, raw["quote"], raw["page"])
-        unit = sources.units[g.unit] if g.unit is not None else None
-        out[f.key] = {
-            "found": True,
-            "value": raw["value"],
-            "quote": raw["quote"],
-            "verdict": g.verdict,
-            "page": unit.page if unit else None,
-        }
+        g = ground_cell(sources, claim, raw["quote"], raw["page"], threshold, f.name).grounding
+        out[f.key] = {"found": True, "value": raw["value"], "quote": raw["quote"], "verdict": g.verdict, "page": g.page}
     return out
 
 
 def run_document(ctx: Any, engine: RecordingEngine, contract: Contract, template: Any, parts: set[str]) -> DocResult:
-    from app.chat import ChatService
-    from app.errors import FolioError
     from app.extraction import ExtractionService
 
     doc = ctx.library.add(contract.path).document
@@ -304,18 +309,44 @@ def run_document(ctx: Any, engine: RecordingEngine, contract: Contract, template
         result.cells[DESIGNS[0]] = timed(DESIGNS[0], lambda: baseline_cells(ctx, service, doc.id, template))
     if "chat" not in parts:
         return result
-    chat = ChatService(ctx, engine)
-
-    def ask_all() -> None:
-        for category, (_key, question) in SHORT.items():
-            try:
-                message = chat.ask([doc.id], question, max_tokens=CHAT_TOKENS)
-                result.chat[category] = ShortAnswer(True, message.text)
-            except FolioError as exc:
-                result.chat[category] = ShortAnswer(False, "", note=str(exc))
-
-    timed("chat", ask_all)
+    result.chat, result.seconds["chat"] = chat_answers(ctx, engine, doc, cached_only="--cached-only" in parts)
     return result
+
+
+def chat_answers(
+    ctx: Any, engine: RecordingEngine, doc: Any, *, cached_only: bool
+) -> tuple[dict[str, ShortAnswer], float]:
+    """The chat's answers to the short-answer questions, as bench_grounding keys and stores them: read
+    from its cache or ours, else asked (a new conversation each) and kept in ours."""
+    from app.chat import ChatService
+    from app.errors import FolioError
+
+    instructions = (REPO / "assets" / "prompts" / "answer.md").read_text(encoding="utf-8")
+    ours = cache_dir() / engine.model_sha[:16] / "chat"
+    ours.mkdir(parents=True, exist_ok=True)
+    answers: dict[str, ShortAnswer] = {}
+    seconds = 0.0
+    chat: ChatService | None = None
+    for category, (_key, question) in SHORT.items():
+        name = f"{chat_key(instructions, doc.sha256, question, str(MAX_ANSWER_TOKENS))}.json"
+        saved = next((d / name for d in (grounding_cache() / engine.model_sha[:16], ours) if (d / name).exists()), None)
+        if saved is None and cached_only:
+            answers[category] = ShortAnswer(False, "", note="not asked yet")
+            continue
+        if saved is None or engine.fresh:
+            chat = chat or ChatService(ctx, engine)
+            started = time.monotonic()
+            try:
+                text, note = chat.ask([doc.id], question, max_tokens=CHAT_TOKENS).text, ""
+            except FolioError as exc:
+                text, note = None, str(exc)
+            raw = {"answer": text, "note": note, "seconds": time.monotonic() - started}
+            (ours / name).write_text(json.dumps(raw), encoding="utf-8")
+        else:
+            raw = json.loads(saved.read_text(encoding="utf-8"))
+        seconds += float(raw["seconds"])
+        answers[category] = ShortAnswer(raw["answer"] is not None, raw["answer"] or "", note=raw["note"] or "")
+    return answers, seconds
 
 
 # -- scoring -------------------------------------------------------------------------------------------
@@ -343,17 +374,22 @@ def page_has_evidence(ctx: Any, document_id: int, page: int | None, clauses: lis
     return False
 
 
-def score(ctx: Any, results: list[DocResult], template: Any, parts: set[str]) -> list[str]:
+def score(ctx: Any, results: list[DocResult], template: Any, parts: set[str], total: int) -> list[str]:
     designs = [d for d in DESIGNS if d in parts]
+    yes_no = [f for f in template.fields if f.yes_no]
+    measured = f"{len(results)} of the {total}" if len(results) < total else f"The {total}"
     lines = [
-        "Ten CUAD contracts (../shared/corpus/contracts_pdf) against CUAD's expert labels, with the real "
-        "Qwen2.5-Coder-1.5B-Instruct Q4_K_M (benchmarks/eval_model.py), greedy, one llama.cpp thread on the shared "
-        "2-core machine. Comparison rules: benchmarks/cuad_compare.py. One run: `make eval` "
-        "(benchmarks/bench_extraction_quality.py --fresh).",
+        f"{measured} CUAD contracts of ../shared/corpus/contracts_pdf against CUAD's expert labels, with the real "
+        f"{MODEL_LABEL} (benchmarks/eval_model.py), greedy, one llama.cpp thread on the shared 2-core machine "
+        f"(niced, beside other work: times are wall seconds under that load). Fields: the {len(SHORT)} short "
+        f"answers and {len(yes_no)} of the template's 33 yes/no clauses. Comparison rules: "
+        "benchmarks/cuad_compare.py (dates and durations read by app/normalise.py). Raw answers come from the "
+        "model or its on-disk cache (keyed by model sha256, the whole prompt, the answer format and sampling); "
+        "the chat's from the same cache as benchmarks/bench_grounding.py. `make eval` "
+        f"(benchmarks/bench_extraction_quality.py), {time.strftime('%Y-%m-%d')}.",
     ]
     if any(not f.yes_no for f in template.fields):
         lines += short_table(results, designs, "chat" in parts)
-    yes_no = [f for f in template.fields if f.yes_no]
     if yes_no:
         lines += presence_table(results, designs, yes_no)
     lines += grounding_table(ctx, results, designs, template)
@@ -512,21 +548,32 @@ def main(argv: list[str]) -> int:
     ctx, model_sha = setup_home("--fresh" in argv)
     store = cache_dir() / model_sha[:16]
     store.mkdir(parents=True, exist_ok=True)
-    engine = RecordingEngine(store, model_sha, "--fresh" in argv)
+    engine = RecordingEngine(store, model_sha, "--fresh" in argv, cached_only="--cached-only" in argv)
     try:
         from app.templates import TemplateStore
 
         template = TemplateStore.for_config(ctx.paths.config_dir).get("contract_review")
-        kinds = argv[argv.index("--fields") + 1] if "--fields" in argv else "all"  # while developing: short | yes_no
-        if kinds != "all":
-            keep = tuple(f for f in template.fields if f.yes_no == (kinds == "yes_no"))
-            template = dataclasses.replace(template, key=f"contract_review_{kinds}", fields=keep)
-        parts = {"evidence first", *(() if "--quick" in argv else (DESIGNS[0], "chat"))}
+        kinds = argv[argv.index("--fields") + 1] if "--fields" in argv else "all"  # short | yes_no
+        clauses = argv[argv.index("--clauses") + 1].split(",") if "--clauses" in argv else []
+        keep = tuple(
+            f
+            for f in template.fields
+            if (kinds == "all" or f.yes_no == (kinds == "yes_no")) and (not f.yes_no or not clauses or f.key in clauses)
+        )
+        template = dataclasses.replace(template, fields=keep)
+        parts = {"evidence first", *(() if "--no-chat" in argv else ("chat",))}
+        parts |= {DESIGNS[0]} if "--baseline" in argv else set()
+        parts |= {"--cached-only"} if engine.cached_only else set()
         contracts = [c for c in read_contracts() if only.lower() in c.filename.lower()]
         # Small contracts first: the first figures arrive early, the long one comes last.
         contracts.sort(key=lambda c: c.path.stat().st_size)
-        results = [run_document(ctx, engine, c, template, parts) for c in contracts]
-        lines = score(ctx, results, template, parts)
+        results = []
+        for c in contracts:
+            try:
+                results.append(run_document(ctx, engine, c, template, parts))
+            except NotCached:
+                print(f"    skipped {c.filename}: not all of its answers are cached", file=sys.stderr)
+        lines = score(ctx, results, template, parts, len(contracts))
         dump = store / "last-run.json"
         dump.write_text(
             json.dumps(
@@ -541,7 +588,7 @@ def main(argv: list[str]) -> int:
         engine.close()
         ctx.close()
     print("\n".join(lines))
-    if "--no-write" not in argv and not only and kinds == "all" and "--quick" not in argv:
+    if "--write" in argv or ("--no-write" not in argv and not only and kinds == "all" and not clauses):
         write_section(HEADING, lines)
     return 0
 

@@ -8,13 +8,13 @@ The rules, kept honest (each one also applies to the chat's answers, read the sa
   "Parties"') or are left with only generic words ('you'). Each remaining party must be named: at
   least 80% of its distinctive words (without company suffixes such as Inc., LLC, Ltd., Corp.) appear
   in Folio's answer.
-- Dates: both sides are read as calendar dates ('March 29, 2018', '29th day of March, 2018', '3/29/18',
+- Dates: both sides are read as calendar dates by Folio's normaliser (app/normalise.py: 'March 29, 2018',
   '2018-03-29'); the first date in Folio's answer must equal CUAD's. CUAD writes blanks of an unfilled
   form as '[]' ('[]/[]/2016'): only the parts given must agree. An expiration date may be one day off
   ('through May 31, 2021' for CUAD's 6/1/21), or given as a duration from CUAD's effective (or
   agreement) date ('one year from the Effective Date'). 'perpetual' needs perpetual/indefinite/
   'until terminated' in the answer.
-- Renewal Term and Notice Period: read as durations (days, weeks, months, years; in digits or words);
+- Renewal Term and Notice Period: read as durations by the same normaliser (days, weeks, months, years;
   equal within 3%. 'perpetual' as above.
 - Governing Law: every word of CUAD's answer (a state or country) is in Folio's answer.
 - CUAD gives no answer: Folio's 'not stated' is correct. Where CUAD's experts marked a clause but gave
@@ -26,22 +26,14 @@ The rules, kept honest (each one also applies to the chat's answers, read the sa
 from __future__ import annotations
 
 import calendar
+import contextlib
 import re
 import unicodedata
 from datetime import date, timedelta
 
-_MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
-_MONTHS |= {m.lower(): i for i, m in enumerate(calendar.month_abbr) if m}
-_MONTHS["sept"] = 9
-_NUMBER_WORDS = {
-    w: i
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "  # noqa: SIM905
-        "seventeen eighteen nineteen twenty".split()
-    )
-}
-_NUMBER_WORDS |= {"thirty": 30, "forty": 40, "forty-five": 45, "sixty": 60, "ninety": 90, "a": 1, "an": 1}
-_UNIT_DAYS = {"day": 1.0, "business day": 1.4, "week": 7.0, "month": 30.4, "year": 365.25}
+from app import normalise
+
+_MONTH_DAYS = 30.4  # a month in days, to compare '30 days' with 'one month'
 _SUFFIXES = {"inc", "llc", "l", "c", "ltd", "limited", "corp", "corporation", "co", "company", "pty", "plc", "lp"}
 _GENERIC = {
     "party", "parties", "collectively", "each", "individually", "together", "with", "and", "its", "successors",
@@ -70,43 +62,24 @@ def says_not_stated(text: str) -> bool:
     return bool(NOT_STATED_RE.search(text)) or text.strip().lower() in ("", "not stated", "none", "n/a")
 
 
-# -- dates -----------------------------------------------------------------------------------------
-_DATE_RES = [
-    # March 29, 2018 / March 29th 2018 / Mar. 29, 2018
-    (re.compile(r"\b([A-Za-z]{3,9})\.?\s+(\d{1,2})\s*(?:st|nd|rd|th)?,?\s+(\d{4})\b"), ("m", "d", "y")),
-    # 29 March 2018 / 29th day of March, 2018 / first day of July, 2017
-    (
-        re.compile(r"\b(\d{1,2}|first)\s*(?:st|nd|rd|th)?\s+(?:day\s+of\s+)?([A-Za-z]{3,9}),?\s+(\d{4})\b", re.I),
-        ("d", "m", "y"),
-    ),
-    (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"), ("y", "mn", "d")),
-    (re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{2,4})\b"), ("mn", "d", "y")),
-]  # fmt: skip
+# -- dates and durations: read by Folio's own normaliser (app/normalise.py) -------------------------
+def find_dates(text: str) -> list[list[date]]:
+    """The full calendar dates in the text, in order, each with its readings ('1/6/16' reads two ways)."""
+    found = []
+    for fact in normalise.find_dates(text):
+        readings = []
+        for y, m, d in fact.readings:  # type: ignore[misc]
+            if y is not None and m is not None and d is not None:
+                with contextlib.suppress(ValueError):
+                    readings.append(date(y, m, d))
+        if readings:
+            found.append(sorted(readings))
+    return found
 
 
 def _year(text: str) -> int:
     y = int(text)
     return y if y >= 100 else (1900 + y if y >= 50 else 2000 + y)
-
-
-def find_dates(text: str) -> list[date]:
-    """Calendar dates in the order they appear."""
-    found: list[tuple[int, date]] = []
-    for pattern, order in _DATE_RES:
-        for match in pattern.finditer(text):
-            parts = dict(zip(order, match.groups(), strict=True))
-            try:
-                if "m" in parts:
-                    month = _MONTHS.get(parts["m"].lower().rstrip("."))
-                    if month is None:
-                        continue
-                else:
-                    month = int(parts["mn"])
-                day = 1 if parts["d"].lower() == "first" else int(parts["d"])
-                found.append((match.start(), date(_year(parts["y"]), month, day)))
-            except ValueError:
-                continue
-    return [d for _, d in sorted(found, key=lambda x: x[0])]
 
 
 def cuad_date(answer: str) -> tuple[int | None, int | None, int | None] | None:
@@ -118,17 +91,32 @@ def cuad_date(answer: str) -> tuple[int | None, int | None, int | None] | None:
     return (_year(str(y)) if y is not None else None, m, d)
 
 
-def duration_days(text: str) -> float | None:
-    """The first duration in the text ('twelve (12) months', '90 days', 'one-month'), in days."""
-    units = "|".join(sorted((re.escape(u) for u in _UNIT_DAYS), key=len, reverse=True))
-    numbers = r"\d+(?:\.\d+)?|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
-    pattern = re.compile(rf"\b({numbers})(?:\s*\(\d+\))?[\s-]+(?:calendar\s+)?({units})s?\b", re.IGNORECASE)
-    match = pattern.search(text)
-    if not match:
+def first_duration(text: str) -> tuple[float, str] | None:
+    """The first duration in the text ('twelve (12) months', '90 days', 'one-month'): (value, 'day' |
+    'month' | 'hour'), a year read as 12 months."""
+    fact = next((f for f in normalise.find_facts(text) if f.kind == "duration"), None)
+    if fact is None:
         return None
-    raw = match.group(1).lower()
-    amount = float(raw) if raw[0].isdigit() else float(_NUMBER_WORDS[raw])
-    return amount * _UNIT_DAYS[match.group(2).lower()]
+    value, unit = next(iter(fact.readings))  # type: ignore[misc]
+    return float(value), str(unit)
+
+
+def duration_days(text: str) -> float | None:
+    found = first_duration(text)
+    return found[0] * {"day": 1.0, "month": _MONTH_DAYS, "hour": 1 / 24}[found[1]] if found else None
+
+
+def date_after(start: date, text: str) -> date | None:
+    """The date a duration in the text ends, counted from start (months by the calendar)."""
+    found = first_duration(text)
+    if found is None:
+        return None
+    value, unit = found
+    if unit != "month" or value != int(value):
+        return start + timedelta(days=duration_days(text) or 0)
+    months = start.month - 1 + int(value)
+    year, month = start.year + months // 12, months % 12 + 1
+    return date(year, month, min(start.day, calendar.monthrange(year, month)[1]))
 
 
 # -- the rules -------------------------------------------------------------------------------------
@@ -167,10 +155,10 @@ def matches(category: str, truth: str, answer: str, *, effective: date | None = 
             return False
         got = find_dates(answer)
         slack = 1 if category == "Expiration Date" else 0
-        if got and _date_agrees(want, got[0], slack):
+        if got and any(_date_agrees(want, reading, slack) for reading in got[0]):
             return True
-        if category == "Expiration Date" and effective is not None and (days := duration_days(answer)):
-            return _date_agrees(want, effective + timedelta(days=days), 2)
+        if category == "Expiration Date" and effective is not None and (end := date_after(effective, answer)):
+            return _date_agrees(want, end, 2)
         return False
     if category in ("Renewal Term", "Notice Period To Terminate Renewal"):
         if truth.lower() == "perpetual":

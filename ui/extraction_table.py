@@ -26,8 +26,9 @@ from PySide6.QtWidgets import (
 
 from app.export import cell_status
 from app.extraction import ExtractionTable
-from app.extraction_cells import ADDED, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE, Cell
+from app.extraction_cells import ADDED, QUOTED, SUPPORTED, UNSUPPORTED, VERDICTS, WRONG_PAGE, Cell
 from app.extraction_review import ACCEPTED, CLEARED, CORRECTED, REJECTED, Review
+from app.verdicts import GLYPHS
 from ui.safe_text import plain_tooltip
 
 COLORS = {
@@ -36,7 +37,7 @@ COLORS = {
     "missing": QColor("#e9ecef"),  # not stated / absent
     "reviewed": QColor("#d1e7dd"),  # accepted or corrected by a reviewer
 }
-MARKS = {QUOTED: "✓", SUPPORTED: "✓", WRONG_PAGE: "⚠", ADDED: "⚠", UNSUPPORTED: "✗"}
+MARKS = {v: GLYPHS[v] for v in VERDICTS}  # the chat's marks for the same verdicts
 _Index = QModelIndex | QPersistentModelIndex
 
 

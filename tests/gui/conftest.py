@@ -82,14 +82,14 @@ def store_sample_cells(ctx, document_id: int, label: str = "sample answers store
     """A contract_review run whose answers are SAMPLE_CELLS ('not stated' / absent for the other fields),
     grounded and stored through app/ as a run does; the run's model line says they are samples."""
     from app.extraction import ExtractionService
-    from app.extraction_cells import CellSources, cell_from_answer
+    from app.extraction_cells import cell_from_answer
     from app.extraction_prompt import FieldAsk
     from inference.events import GenerationStats
 
     service = ExtractionService(ctx)
     template = service.templates.get("contract_review")
     run = service.start_run(template, [document_id], resume=False)
-    sources = CellSources.load(ctx, document_id, ctx.settings.extraction.quote_threshold)
+    sources = service.chat.sources([document_id])
     raw = {
         f.key: SAMPLE_CELLS.get(f.key)
         or ({"clause": "", "present": "no"} if f.yes_no else {"evidence": "", "answer": "not stated"})

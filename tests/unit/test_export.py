@@ -4,6 +4,7 @@ nothing is overwritten without asking; file names are safe."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from pathlib import Path
@@ -18,7 +19,7 @@ from app.export import CSV_PARTS, Exporter, FileExists, cell_status, review_colu
 from app.extraction import Cell, ExtractionService, ExtractionTable
 from app.extraction_cells import BAD_PAGE, QUOTE_NOT_FOUND, QUOTED, SUPPORTED, UNSUPPORTED
 from app.extraction_review import review_cell
-from app.templates import TemplateStore
+from app.templates import TemplateField, TemplateStore
 from inference.events import GenerationStats
 
 STATS = GenerationStats(800, 0, 40, 100.0, 200.0, 4096, "eos")
@@ -251,10 +252,12 @@ def test_spreadsheet_formulas_from_documents_never_run(starter_home: Path, tmp_p
     ctx = open_app()
     try:
         doc = ctx.library.add(make_contract_pdf(tmp_path / "a.pdf")).document.id
-        tpl = TemplateStore.for_config(ctx.paths.config_dir).get("nda")
+        values = FORMULAS + HARMLESS
+        nda = TemplateStore.for_config(ctx.paths.config_dir).get("nda")
+        own = tuple(TemplateField(f"field_{i}", f"Field {i}", "") for i in range(len(values)))  # short answers
+        tpl = dataclasses.replace(nda, key="formulas", fields=own)
         service = ExtractionService(ctx)
         run = service.start_run(tpl, [doc])
-        values = FORMULAS + HARMLESS
         fields = [f.key for f in tpl.fields][: len(values)]
         names = [f.name for f in tpl.fields][: len(values)]
         cells = [

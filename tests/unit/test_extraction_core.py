@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from app.chat import prompt_documents
-from app.citations import DocumentIndex
 from app.context import AppContext
 from app.extraction_cells import (
     ADDED,
@@ -20,13 +19,12 @@ from app.extraction_cells import (
     SUPPORTED,
     UNSUPPORTED,
     WRONG_PAGE,
-    CellSources,
     cell_from_answer,
-    document_units,
+    cited_anchors,
     ground_cell,
-    resolve_cited,
 )
 from app.extraction_prompt import FieldAsk, extraction_messages
+from app.grounding import Sources
 from app.search import Passage
 from app.templates import TemplateStore
 from assets import read_text
@@ -57,34 +55,35 @@ def test_extraction_prompt_shares_the_chat_prefix(ctx: AppContext, contract_pdf:
     assert all(f'"{f.key}"' in question for f in fields)
 
 
-def test_units_and_cited_anchors(ctx: AppContext, tmp_path: Path) -> None:
+def test_cells_are_grounded_as_chat_claims(ctx: AppContext, tmp_path: Path) -> None:
+    """The chat's grounding (app.grounding) decides a cell's verdict; the page markers a model writes
+    in a cell are read as the chat's citations."""
     pdf = make_text_pdf(tmp_path / "l.pdf", ["Cover page", "Fees are 10 EUR.", "Governed by French law."],
                         labels=[{"startpage": 0, "prefix": "", "style": "r", "firstpagenum": 1},
                                 {"startpage": 1, "prefix": "", "style": "D", "firstpagenum": 1}])  # fmt: skip
     doc = ctx.library.add(pdf).document
-    units = document_units(ctx, doc.id)
-    assert [(u.page, u.label) for u in units] == [(1, "i"), (2, "1"), (3, "2")]
-    index = DocumentIndex(ctx.library.page_labels(doc.id), doc.page_count, None, lambda _p: "")
-    assert resolve_cited("2", units, index) == [2]
-    assert resolve_cited("[p. i]", units, index) == [0]
-    assert resolve_cited("page 1", units, index) == [1]
-    assert resolve_cited("p. 9", units, index) == []
-    assert resolve_cited("t 00:00:05", units, index) == []  # no timed units in a PDF
-
-    sources = CellSources(units, index, 0.9)
+    sources = Sources.load(ctx, [doc.id])
+    assert [(u.page, u.label) for u in sources.units] == [(1, "i"), (2, "1"), (3, "2")]
+    assert [c.page for c in cited_anchors("2", sources)] == [3]
+    assert [c.page for c in cited_anchors("[p. i]", sources)] == [1]
+    assert [c.page for c in cited_anchors("page 1", sources)] == [2]
+    assert [c.page for c in cited_anchors("p. 9", sources)] == [None]  # an anchor to nothing
+    assert cited_anchors("t 00:00:05", sources)[0].t_seconds is None  # no timed text in a PDF
+    assert cited_anchors(" ", sources) == []
 
     def check(value: str, quote: str, page: str) -> tuple[str, int | None, tuple[str, ...]]:
-        g = ground_cell(sources, value, quote, page)
-        return g.verdict, units[g.unit].page if g.unit is not None else None, g.flags
+        g = ground_cell(sources, value, quote, page, 0.9, "Governing Law")
+        return g.verdict, g.grounding.page, g.flags
 
     assert check("French law", "Governed by French law", "2") == (QUOTED, 3, ())
     assert check("French law", "Governed by French law", "1") == (WRONG_PAGE, 3, ())
     assert check("French law", "Governed by French law", "") == (ADDED, 3, ())
-    # Quoted words that do not hold the value: not the value's evidence (the page holds no 'France').
-    assert check("France", "Governed by French law", "2") == (UNSUPPORTED, 3, (QUOTE_LACKS_VALUE,))
+    # Quoted words that do not hold the value: not the value's evidence (no page holds 'France').
+    assert check("France", "Governed by French law", "2") == (UNSUPPORTED, None, (QUOTE_LACKS_VALUE,))
     assert check("10 EUR", "Governed by French law", "2") == (WRONG_PAGE, 2, (QUOTE_LACKS_VALUE,))
+    # Too short to look for alone, the value is read under its field's name, as a sentence under a heading.
     assert check("French law", "Governed by German law", "2") == (SUPPORTED, 3, (QUOTE_NOT_FOUND,))
-    assert check("German law", "Governed by German law", "2") == (UNSUPPORTED, 3, (QUOTE_NOT_FOUND,))
+    assert check("German law", "Governed by German law", "2") == (UNSUPPORTED, None, (QUOTE_NOT_FOUND,))
     assert check("10 EUR", "Fees are 10 EUR", "9") == (WRONG_PAGE, 2, (BAD_PAGE,))
     assert check("", "", "") == (UNSUPPORTED, None, (NO_QUOTE,))
 
@@ -93,7 +92,7 @@ def test_cells_from_answers_keep_what_the_model_said(ctx: AppContext, tmp_path: 
     """A quote that is not in the document stays visible as unsupported, never 'not stated'."""
     doc = ctx.library.add(make_text_pdf(tmp_path / "c.pdf", ["Fees are 10 EUR.", "Governed by French law."])).document
     fields = {f.key: f for f in TemplateStore.for_config(ctx.paths.config_dir).get("contract_review").fields}
-    sources = CellSources.load(ctx, doc.id, 0.9)
+    sources = Sources.load(ctx, [doc.id])
     law, cap = fields["governing_law"], fields["cap_on_liability"]
     answer = {"evidence": "Governed by French law.", "page": "2", "answer": "French law"}
     found = cell_from_answer(doc.id, FieldAsk(law), answer, sources)
