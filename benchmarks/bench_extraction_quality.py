@@ -1,29 +1,31 @@
 """Extraction quality against CUAD's expert labels, with the real Qwen2.5-Coder-1.5B (issue 19).
 
 Ten real contracts (../shared/corpus/contracts_pdf) with CUAD's labels (cuad_labels.csv beside them),
-the built-in contract_review template (the 41 CUAD categories: 8 short answers, 33 yes/no clauses),
-asked three ways side by side in one run:
+the built-in contract_review template (the 41 CUAD categories: 8 short answers, 33 yes/no clauses):
 
-- today (null first): the design before issue 19, one field per request, {"value", "quote", "page"}
-  or null (its prompt is kept in benchmarks/prompts/extract_null_first.md and replayed here);
 - evidence first: Folio's extraction (ExtractionService), evidence before value, word-search hints;
+  a yes/no clause picked from the passages the word search offers;
 - chat: the same short-answer questions asked in Folio's chat (ChatService.ask), a new conversation
-  each, on the same document prefix.
+  each, on the same document prefix; six of them in benchmarks/bench_grounding.py's words, so its
+  cached answers (same model, instructions and document) are reused;
+- with --baseline, the design before issue 19 too (one field per request, {"value", "quote", "page"}
+  or null; its prompt is kept in benchmarks/prompts/extract_null_first.md and replayed here).
 
-Measured: per short-answer field, how many of the 10 contracts are answered correctly (rules in
-benchmarks/cuad_compare.py); for the yes/no clauses, precision and recall of "present" over all
-contract x category pairs; how each cell was grounded, and how often a cell marked quoted or
-supported points at a page that lacks CUAD's evidence; and time per document. GOOSEHEAD (115 pages,
-~75K tokens) does not fit the model's 32K context: the extraction reads the pages a word search
-picks (its cells say so) and is scored like any other; today's design and the chat refuse it ("does
-not fit"), which counts as a wrong answer for every field, even where CUAD has none.
+Measured: per short-answer field, how many contracts are answered correctly (rules in
+benchmarks/cuad_compare.py); for the yes/no clauses, precision and recall of "present" over the
+contract x category pairs; each cell's verdict (app/grounding.py, the chat's), and how often a cell
+marked quoted or supported points at a page that lacks CUAD's evidence; and time per document.
+GOOSEHEAD (115 pages, ~75K tokens) does not fit the model's 32K context: a plain 'too long' for the
+chat and the extraction alike, counted as a wrong answer for every field, even where CUAD has none.
 
 The model's raw outputs are cached on disk (keyed by the model's sha256, the whole prompt, the
-answer format and the sampling), so re-reading the answers (parsing, grounding, comparing) does not
-need the model again; --fresh asks everything anew (RESULTS.md figures come from such a run).
+answer format and the sampling), so re-grading (parsing, grounding, comparing) needs no model;
+--fresh asks everything anew.
 
-Run: .venv/bin/python benchmarks/bench_extraction_quality.py [--fresh] [--only SUBSTRING] [--no-write]
-(make eval)
+Run: .venv/bin/python benchmarks/bench_extraction_quality.py (make eval). While collecting: --fields short|yes_no,
+--clauses KEY,KEY (yes/no clauses to ask), --only / --skip SUBSTRING (contracts), --no-chat, --baseline (today's
+design too), --cached-only (grade what the cache holds, never ask), --fresh (ask everything anew), --no-write /
+--write (RESULTS.md).
 """
 
 from __future__ import annotations
@@ -564,7 +566,12 @@ def main(argv: list[str]) -> int:
         parts = {"evidence first", *(() if "--no-chat" in argv else ("chat",))}
         parts |= {DESIGNS[0]} if "--baseline" in argv else set()
         parts |= {"--cached-only"} if engine.cached_only else set()
-        contracts = [c for c in read_contracts() if only.lower() in c.filename.lower()]
+        skip = argv[argv.index("--skip") + 1].lower() if "--skip" in argv else None
+        contracts = [
+            c
+            for c in read_contracts()
+            if only.lower() in c.filename.lower() and (not skip or skip not in c.filename.lower())
+        ]
         # Small contracts first: the first figures arrive early, the long one comes last.
         contracts.sort(key=lambda c: c.path.stat().st_size)
         results = []
@@ -588,7 +595,7 @@ def main(argv: list[str]) -> int:
         engine.close()
         ctx.close()
     print("\n".join(lines))
-    if "--write" in argv or ("--no-write" not in argv and not only and kinds == "all" and not clauses):
+    if "--write" in argv or ("--no-write" not in argv and not only and not skip and kinds == "all" and not clauses):
         write_section(HEADING, lines)
     return 0
 
