@@ -161,12 +161,14 @@ def ground_cell(
     if match.verified and evidence is None:
         flags.append(QUOTE_LACKS_VALUE)
     grounding = sources.ground(value, cited=anchors, quote=evidence)
-    if grounding.verdict == EXEMPT:
-        # Nothing in the value to look for by itself ('French law'): its evidence is the claim when it
-        # holds the value, else the value under its field's name, as a chat sentence under its heading.
-        if evidence is not None:
+    if grounding.verdict in (EXEMPT, UNSUPPORTED):
+        # Nothing in the value to look for by itself ('French law'), or a value the passages do not
+        # hold as a sentence would ('Non-Competition Agreement Amendment No. 1' from a title set in
+        # lines): the evidence is the claim when it holds the value and is in the document, else the
+        # value is read under its field's name, as a chat sentence under its heading.
+        if evidence is not None and match.verified:
             grounding = sources.ground(evidence, cited=anchors, quote=evidence)
-        else:
+        elif grounding.verdict == EXEMPT:
             grounding = sources.ground(value, cited=anchors, context=field_name)
         if grounding.verdict == EXEMPT:
             grounding = Grounding(UNSUPPORTED, quote=quote or None, quote_found=match.verified, cited=(cited,))
