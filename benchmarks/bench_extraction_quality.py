@@ -78,6 +78,7 @@ SHORT = {
     "Governing Law": ("governing_law", QUESTIONS["Governing Law"]),
 }
 CHAT_TOKENS = MAX_ANSWER_TOKENS
+NOT_ASKED = "not asked"  # --cached-only: a chat question no cache holds
 DESIGNS = ("today (null first)", "evidence first")
 DEBERTA = (0.44, 0.80)  # CUAD's published DeBERTa-xlarge: precision at 80% recall
 
@@ -333,7 +334,7 @@ def chat_answers(
         name = f"{chat_key(instructions, doc.sha256, question, str(MAX_ANSWER_TOKENS))}.json"
         saved = next((d / name for d in (grounding_cache() / engine.model_sha[:16], ours) if (d / name).exists()), None)
         if saved is None and cached_only:
-            answers[category] = ShortAnswer(False, "", note="not asked yet")
+            answers[category] = ShortAnswer(False, "", note=NOT_ASKED)
             continue
         if saved is None or engine.fresh:
             chat = chat or ChatService(ctx, engine)
@@ -400,6 +401,8 @@ def score(ctx: Any, results: list[DocResult], template: Any, parts: set[str], to
 
 
 def short_table(results: list[DocResult], designs: list[str], chat_on: bool) -> list[str]:
+    """Per field, contracts answered right; the chat's column only where it was asked, and a last row
+    comparing both on exactly the questions the chat answered (chat parity)."""
     columns = [*designs, *(["chat"] if chat_on else [])]
     lines = [
         "",
@@ -408,32 +411,51 @@ def short_table(results: list[DocResult], designs: list[str], chat_on: bool) -> 
         "| field | " + " | ".join(columns) + " |",
         "| --- | " + " | ".join("---:" for _ in columns) + " |",
     ]
-    totals: Counter[str] = Counter()
+    right: Counter[tuple[str, str]] = Counter()  # (column, category) -> contracts answered right
+    asked: set[str] = set()  # categories the chat was asked on every contract
     for category, (key, _question) in SHORT.items():
-        row = []
         for design in designs:
-            # A refused document (it does not fit) answered nothing: wrong, even where CUAD has no answer.
-            right = sum(
+            # A refused document (too long) answered nothing: wrong, even where CUAD has no answer.
+            right[design, category] = sum(
                 short_correct(r.contract, category, r.cells[design][key]["found"], r.cells[design][key]["value"])
                 and not r.cells[design][key].get("note")
                 for r in results
             )
-            totals[design] += right
-            row.append(str(right))
+        row = [str(right[d, category]) for d in designs]
         if chat_on:
-            right = 0
-            for r in results:
-                said = r.chat[category]
-                right += not said.note and short_correct(
-                    r.contract, category, said.found and not says_not_stated(said.value), said.value, chat=True
+            said = [r.chat[category] for r in results]
+            if any(a.note == NOT_ASKED for a in said):
+                row.append("not asked")
+            else:
+                asked.add(category)
+                right["chat", category] = sum(
+                    not a.note
+                    and short_correct(
+                        r.contract, category, a.found and not says_not_stated(a.value), a.value, chat=True
+                    )
+                    for r, a in zip(results, said, strict=True)
                 )
-            totals["chat"] += right
-            row.append(str(right))
+                row.append(str(right["chat", category]))
         lines.append(f"| {category} | " + " | ".join(row) + " |")
-    n = len(results) * len(SHORT)
+
+    def share(column: str, categories: list[str]) -> str:
+        n = len(results) * len(categories)
+        got = sum(right[column, c] for c in categories)
+        return f"**{got / n:.0%}** ({got}/{n})" if n else "-"
+
+    everything = list(SHORT)
     lines.append(
-        "| **all short answers** | " + " | ".join(f"**{totals[c] / n:.0%}** ({totals[c]}/{n})" for c in columns) + " |"
+        "| **all short answers** | "
+        + " | ".join(share(c, everything) if c != "chat" or len(asked) == len(SHORT) else "-" for c in columns)
+        + " |"
     )
+    if chat_on and asked and len(asked) < len(SHORT):
+        same = [c for c in SHORT if c in asked]
+        lines.append(
+            f"| **the {len(same)} questions the chat was asked** | "
+            + " | ".join(share(c, same) for c in columns)
+            + " |"
+        )
     return lines
 
 
@@ -574,6 +596,10 @@ def main(argv: list[str]) -> int:
         ]
         # Small contracts first: the first figures arrive early, the long one comes last.
         contracts.sort(key=lambda c: c.path.stat().st_size)
+        # Every contract is in the library before any is asked: the word search's ranking (FTS5's BM25)
+        # depends on what the library holds, and so do the hints and offered passages of a prompt.
+        for c in read_contracts():
+            ctx.library.add(c.path)
         results = []
         for c in contracts:
             try:
