@@ -35,7 +35,6 @@ import csv
 import dataclasses
 import hashlib
 import json
-import os
 import sys
 import tempfile
 import time
@@ -54,6 +53,7 @@ from benchmarks.bench_grounding import _key as chat_key  # noqa: E402
 from benchmarks.bench_grounding import cache_dir as grounding_cache  # noqa: E402
 from benchmarks.cuad_compare import cuad_date, drawn_from, matches, says_not_stated  # noqa: E402
 from benchmarks.eval_model import LABEL as MODEL_LABEL  # noqa: E402
+from benchmarks.eval_model import open_eval_app  # noqa: E402
 from benchmarks.results import write_section  # noqa: E402
 from inference.engine_api import EngineConfig, GenerateRequest  # noqa: E402
 from inference.engine_process import EngineProcess  # noqa: E402
@@ -549,19 +549,9 @@ def setup_home(fresh: bool) -> tuple[Any, str]:
     """A FOLIO_HOME with the eval model registered and active, document snapshots kept on disk: a new
     one for a fresh run (every document is read, and timed, from scratch), else one kept between runs."""
     home = Path(tempfile.mkdtemp(prefix="folio-bench-extraction-")) if fresh else cache_dir() / "home"
-    os.environ["FOLIO_HOME"] = str(home)
-    (home / "config").mkdir(parents=True, exist_ok=True)
-    (home / "config" / "settings.toml").write_text(
-        f"schema_version = 1\nmax_answer_tokens = {CHAT_TOKENS}\nthinking = false\nstate_cache_gb = 8\nthreads = 1\n"
+    return open_eval_app(
+        home, f"max_answer_tokens = {CHAT_TOKENS}\nthinking = false\nstate_cache_gb = 8\nthreads = 1\n"
     )
-    from app.context import open_app
-    from benchmarks.eval_model import eval_model_path
-
-    ctx = open_app()
-    record, _ = ctx.models.add(eval_model_path())
-    ctx.settings.active_model = record.sha256
-    ctx.save_settings()
-    return ctx, record.sha256
 
 
 def main(argv: list[str]) -> int:

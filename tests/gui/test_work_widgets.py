@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ pytestmark = pytest.mark.gui
 QUOTE = "governed by and construed in accordance with the laws of the State of Delaware"
 
 
-def test_table_shows_values_verdicts_and_opens_the_passage(qtbot, window, contract_pdf: Path) -> None:  # type: ignore[no-untyped-def]
+def _stored_run(window, contract_pdf: Path, extra: list[Cell]):  # type: ignore[no-untyped-def]
+    """A contract_review run on the contract whose governing law is quoted on its page, plus these cells
+    (made for the document id given as -1), stored as a run stores them."""
     ctx = window.ctx
     doc = ctx.library.add(contract_pdf).document
     template = TemplateStore.for_config(ctx.paths.config_dir).get("contract_review")
@@ -26,10 +29,16 @@ def test_table_shows_values_verdicts_and_opens_the_passage(qtbot, window, contra
     run = service.start_run(template, [doc.id])
     law = Cell(doc.id, "governing_law", True, "Delaware", QUOTE, "4", GOVERNING_LAW_PAGE, "4", None, "exact", 1.0,
                verdict=QUOTED, passage=QUOTE)  # fmt: skip
-    bad = Cell(doc.id, "parties", True, "Acme", "not in the text", "9", None, None, None, "not_found", 0.3,
+    cells = [law, *(dataclasses.replace(c, document_id=doc.id) for c in extra)]
+    service._store(run, cells, {}, GenerationStats(1, 0, 1, 1, 1, 1, "eos"))
+    return ctx, doc, template, service, run
+
+
+def test_table_shows_values_verdicts_and_opens_the_passage(qtbot, window, contract_pdf: Path) -> None:  # type: ignore[no-untyped-def]
+    bad = Cell(-1, "parties", True, "Acme", "not in the text", "9", None, None, None, "not_found", 0.3,
                ("page_not_in_document", "quote_not_found"), verdict=UNSUPPORTED)  # fmt: skip
-    none = Cell(doc.id, "insurance", False, "no", yes_no=True)
-    service._store(run, [law, bad, none], {}, GenerationStats(1, 0, 1, 1, 1, 1, "eos"))
+    none = Cell(-1, "insurance", False, "no", yes_no=True)
+    _ctx, doc, template, service, run = _stored_run(window, contract_pdf, [bad, none])
 
     view = window.work_menu.show_table(run)
     model = view.model
@@ -63,15 +72,8 @@ def test_reviewer_accepts_corrects_and_rejects_beside_the_model(qtbot, window, c
 
     from app.audit import AuditLog
 
-    ctx = window.ctx
-    doc = ctx.library.add(contract_pdf).document
-    template = TemplateStore.for_config(ctx.paths.config_dir).get("contract_review")
-    service = ExtractionService(ctx)
-    run = service.start_run(template, [doc.id])
-    law = Cell(doc.id, "governing_law", True, "Delaware", QUOTE, "4", GOVERNING_LAW_PAGE, "4", None, "exact", 1.0,
-               verdict=QUOTED)  # fmt: skip
-    parties = Cell(doc.id, "parties", True, "Acme", "not in the text", "9", verdict=UNSUPPORTED)
-    service._store(run, [law, parties], {}, GenerationStats(1, 0, 1, 1, 1, 1, "eos"))
+    parties = Cell(-1, "parties", True, "Acme", "not in the text", "9", verdict=UNSUPPORTED)
+    ctx, doc, template, service, run = _stored_run(window, contract_pdf, [parties])
     view = window.work_menu.show_table(run)
     col = {f.key: i for i, f in enumerate(template.fields)}
     view.view.setCurrentIndex(view.model.index(0, col["audit_rights"]))  # nothing stored yet: nothing to review
