@@ -401,8 +401,8 @@ def score(ctx: Any, results: list[DocResult], template: Any, parts: set[str], to
 
 
 def short_table(results: list[DocResult], designs: list[str], chat_on: bool) -> list[str]:
-    """Per field, contracts answered right; the chat's column only where it was asked, and a last row
-    comparing both on exactly the questions the chat answered (chat parity)."""
+    """Per field, contracts answered right (the chat's out of the contracts it was asked about), and a
+    last row comparing the extraction with the chat on exactly the same questions (chat parity)."""
     columns = [*designs, *(["chat"] if chat_on else [])]
     lines = [
         "",
@@ -411,49 +411,38 @@ def short_table(results: list[DocResult], designs: list[str], chat_on: bool) -> 
         "| field | " + " | ".join(columns) + " |",
         "| --- | " + " | ".join("---:" for _ in columns) + " |",
     ]
-    right: Counter[tuple[str, str]] = Counter()  # (column, category) -> contracts answered right
-    asked: set[str] = set()  # categories the chat was asked on every contract
+    right: dict[tuple[str, str, str], bool] = {}  # (column, contract, category) -> answered right
     for category, (key, _question) in SHORT.items():
-        for design in designs:
-            # A refused document (too long) answered nothing: wrong, even where CUAD has no answer.
-            right[design, category] = sum(
-                short_correct(r.contract, category, r.cells[design][key]["found"], r.cells[design][key]["value"])
-                and not r.cells[design][key].get("note")
-                for r in results
-            )
-        row = [str(right[d, category]) for d in designs]
-        if chat_on:
-            said = [r.chat[category] for r in results]
-            if any(a.note == NOT_ASKED for a in said):
-                row.append("not asked")
-            else:
-                asked.add(category)
-                right["chat", category] = sum(
-                    not a.note
-                    and short_correct(
-                        r.contract, category, a.found and not says_not_stated(a.value), a.value, chat=True
-                    )
-                    for r, a in zip(results, said, strict=True)
-                )
-                row.append(str(right["chat", category]))
+        for r in results:
+            for design in designs:
+                cell = r.cells[design][key]
+                # A refused document (too long) answered nothing: wrong, even where CUAD has no answer.
+                ok = short_correct(r.contract, category, cell["found"], cell["value"]) and not cell.get("note")
+                right[design, r.contract.filename, category] = ok
+            said = r.chat.get(category)
+            if chat_on and said is not None and said.note != NOT_ASKED:
+                found = said.found and not says_not_stated(said.value)
+                ok = not said.note and short_correct(r.contract, category, found, said.value, chat=True)
+                right["chat", r.contract.filename, category] = ok
+        row = []
+        for column in columns:
+            mine = [v for (c, _f, cat), v in right.items() if c == column and cat == category]
+            asked = f" (of {len(mine)})" if column == "chat" and len(mine) < len(results) else ""
+            row.append(f"{sum(mine)}{asked}" if mine else "not asked")
         lines.append(f"| {category} | " + " | ".join(row) + " |")
 
-    def share(column: str, categories: list[str]) -> str:
-        n = len(results) * len(categories)
-        got = sum(right[column, c] for c in categories)
-        return f"**{got / n:.0%}** ({got}/{n})" if n else "-"
+    def share(column: str, pairs: list[tuple[str, str]]) -> str:
+        got = sum(right[column, f, c] for f, c in pairs)
+        return f"**{got / len(pairs):.0%}** ({got}/{len(pairs)})" if pairs else "-"
 
-    everything = list(SHORT)
-    lines.append(
-        "| **all short answers** | "
-        + " | ".join(share(c, everything) if c != "chat" or len(asked) == len(SHORT) else "-" for c in columns)
-        + " |"
-    )
-    if chat_on and asked and len(asked) < len(SHORT):
-        same = [c for c in SHORT if c in asked]
+    everything = [(r.contract.filename, c) for r in results for c in SHORT]
+    chat_pairs = [(f, c) for f, c in everything if ("chat", f, c) in right]
+    totals = [share(c, everything) if c != "chat" or len(chat_pairs) == len(everything) else "-" for c in columns]
+    lines.append("| **all short answers** | " + " | ".join(totals) + " |")
+    if chat_pairs and len(chat_pairs) < len(everything):
         lines.append(
-            f"| **the {len(same)} questions the chat was asked** | "
-            + " | ".join(share(c, same) for c in columns)
+            f"| **the {len(chat_pairs)} questions the chat was asked** | "
+            + " | ".join(share(c, chat_pairs) for c in columns)
             + " |"
         )
     return lines
