@@ -30,6 +30,7 @@ import contextlib
 import re
 import unicodedata
 from datetime import date, timedelta
+from typing import cast
 
 from app import normalise
 
@@ -68,7 +69,8 @@ def find_dates(text: str) -> list[list[date]]:
     found = []
     for fact in normalise.find_dates(text):
         readings = []
-        for y, m, d in fact.readings:  # type: ignore[misc]
+        for reading in fact.readings:
+            y, m, d = cast(normalise.DateValue, reading)
             if y is not None and m is not None and d is not None:
                 with contextlib.suppress(ValueError):
                     readings.append(date(y, m, d))
@@ -97,7 +99,7 @@ def first_duration(text: str) -> tuple[float, str] | None:
     fact = next((f for f in normalise.find_facts(text) if f.kind == "duration"), None)
     if fact is None:
         return None
-    value, unit = next(iter(fact.readings))  # type: ignore[misc]
+    value, unit = cast(tuple[float, str], next(iter(fact.readings)))
     return float(value), str(unit)
 
 
