@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,8 +77,15 @@ ChatEvent = ChatStarted | EngineStatus | PrefillUpdate | AnswerDelta | AnswerDon
 EventSink = Callable[[ChatEvent], None]
 
 
-def prompt_documents(ctx: AppContext, document_ids: list[int], *, images: bool = False) -> list[PromptDocument]:
-    """Documents as marked blocks; with images=True a scanned page or keyframe opens its own block."""
+def prompt_documents(
+    ctx: AppContext,
+    document_ids: list[int],
+    *,
+    images: bool = False,
+    pages: Mapping[int, Collection[int]] | None = None,
+) -> list[PromptDocument]:
+    """Documents as marked blocks; with images=True a scanned page or keyframe opens its own block.
+    `pages` keeps only those pages of a document (its caller says so to the model and the user)."""
     library = ctx.library
     documents: list[PromptDocument] = []
     for index, doc_id in enumerate(document_ids, start=1):
@@ -87,7 +94,10 @@ def prompt_documents(ctx: AppContext, document_ids: list[int], *, images: bool =
         current_marker: str | None = None
         current_image: str | None = None
         lines: list[str] = []
+        keep = pages.get(doc_id) if pages is not None else None
         for seg in library.segments(doc_id):
+            if keep is not None and seg.page not in keep:
+                continue
             image = str(ctx.paths.blobs_dir / seg.image_blob) if images and seg.image_blob else None
             if not seg.text and image is None:
                 continue

@@ -154,7 +154,8 @@ def names_in(text: str) -> list[str]:
         follows = i + 1 < len(words) and words[i + 1].group()[0].isupper() and words[i + 1].start() - match.end() <= 2
         if opens and not (word.isupper() and len(word) > 1) and not follows:
             continue
-        found.append(stem(word))
+        # A hyphenated name ('Non-Competition') is two words in a passage's stems: look for both.
+        found.extend(content_stems(word) if "-" in word else [stem(word)])
     return found
 
 

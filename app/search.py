@@ -23,6 +23,15 @@ SNIPPET_TOKENS = 16
 
 
 @dataclass(frozen=True)
+class Passage:
+    """Words of one page that a search found (a stretch of one stored segment)."""
+
+    page: int
+    label: str | None
+    text: str
+
+
+@dataclass(frozen=True)
 class SearchHit:
     kind: str  # 'document' | 'message'
     score: float  # BM25 (lower is better, as SQLite reports it)
@@ -110,6 +119,31 @@ class Search:
             hits += self._messages(query, limit)
         hits.sort(key=lambda h: h.score)
         return hits[:limit]
+
+    def document_passages(
+        self, document_id: int, words: list[str], *, limit: int = 3, tokens: int = 48
+    ) -> list[Passage]:
+        """Stretches of one document around any of the words, best BM25 match first: each is FTS5's
+        snippet of a stored segment (up to `tokens` words, at most 64), so its text is the page's own."""
+        query = " OR ".join(q for q in dict.fromkeys(fts_query(w) for w in words) if q)
+        if not query:
+            return []
+        rows = self.db.execute(
+            """
+            SELECT s.page, s.label, snippet(segments_fts, 0, '', '', '', ?)
+            FROM segments_fts JOIN segments s ON s.id = segments_fts.rowid
+            WHERE segments_fts MATCH ? AND s.document_id = ? AND s.page IS NOT NULL
+            ORDER BY bm25(segments_fts) LIMIT ?
+            """,
+            [min(max(tokens, 1), 64), query, document_id, limit],
+        ).fetchall()
+        return [Passage(int(page), label, " ".join(text.split())) for page, label, text in rows if text.strip()]
+
+    def document_pages(self, document_id: int, words: list[str], *, limit: int = 3) -> list[int]:
+        """Pages of one document holding any of the words, best BM25 match first."""
+        # bm25() cannot sit under an aggregate, so pages are taken in order of their best segment.
+        found = self.document_passages(document_id, words, limit=limit * 20, tokens=1)
+        return list(dict.fromkeys(p.page for p in found))[:limit]
 
     def _documents(self, query: str, limit: int) -> list[SearchHit]:
         rows = self.db.execute(

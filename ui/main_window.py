@@ -462,7 +462,7 @@ class MainWindow(QMainWindow):
         template = store.get(template_key)
         dialog = ExtractionRunDialog(self.ctx, template.name, len(ids), self)
         dialog.cancel_requested.connect(self.stop)
-        dialog.table.evidence_requested.connect(self.work_menu.open_evidence)
+        self.work_menu.connect_table(dialog.table)
         self.extraction = dialog
         dialog.show()
         self._start_job("extract")

@@ -99,6 +99,13 @@ def test_the_api_grounds_one_extraction_cell() -> None:
     assert sources.ground("EUR 300,000", context="Annual Rent").verdict == UNSUPPORTED
 
 
+def test_a_hyphenated_name_is_found_as_its_words() -> None:
+    sources = Sources.from_pages(["NON-COMPETITION AGREEMENT\nThis Agreement is made by Acme Corp. and Beta LLC."])
+    title = "The Non-Competition Agreement"
+    assert sources.ground(title, quote="NON-COMPETITION AGREEMENT", cited=(Cited(page=1),)).verdict == QUOTED
+    assert sources.ground("The Non-Solicitation Agreement", cited=(Cited(page=1),)).verdict == UNSUPPORTED
+
+
 # -- real contracts (CUAD, ../shared/corpus) ----------------------------------------------------
 GAINSCO = CORPUS / "contracts_pdf" / "GAINSCOINC_01_21_2010-EX-10.41-SPONSORSHIP AGREEMENT.PDF"
 FUSE = CORPUS / "contracts_pdf" / "FuseMedicalInc_20190321_10-K_EX-10.43_11575454_EX-10.43_Distributor Agreement.pdf"
