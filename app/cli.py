@@ -16,6 +16,7 @@ from app.errors import USER_ERRORS, one_line
 if TYPE_CHECKING:
     from app.context import AppContext
     from app.library import DocumentRow
+    from ingest.progress import ReadProgress
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -174,16 +175,49 @@ def _cmd_add(ctx: AppContext, args: argparse.Namespace) -> int:
         limits = dataclasses.replace(limits, max_keyframes=args.frames)
     failures = 0
     for name in args.files:
+        progress = PageProgress(Path(name).name)
         try:
-            result = ctx.library.add(name, password=args.password, limits=limits)
+            result = ctx.library.add(name, password=args.password, limits=limits, progress=progress)
         except USER_ERRORS as exc:
             failures += 1
+            progress.clear()
             print(f"folio: error: {one_line(exc)}", file=sys.stderr)
             continue
+        progress.clear()
         doc = result.document
         verb = "added" if result.created else "already in library"
         print(f"{verb}: #{doc.id} {doc.title} ({_extent(doc)}, ~{doc.token_estimate:,} tokens)")
     return 1 if failures else 0
+
+
+class PageProgress:
+    """`folio add`'s progress within a file on stderr (a terminal only): a bar and the page being read,
+    shown once reading takes longer than a moment (scans being OCR'd)."""
+
+    AFTER_S = 1.0
+
+    def __init__(self, name: str) -> None:
+        import time
+
+        self.name = name
+        self.started = time.monotonic()
+        self.shown = False
+
+    def __call__(self, pages: ReadProgress) -> None:
+        import time
+
+        if not sys.stderr.isatty() or time.monotonic() - self.started < self.AFTER_S or not pages.total:
+            return
+        width = 24
+        filled = width * pages.done // pages.total
+        line = f"\r[{'#' * filled}{'-' * (width - filled)}] {self.name}: {pages.step}"[:150]
+        print(line.ljust(80), end="", file=sys.stderr, flush=True)
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            print("\r" + " " * 100 + "\r", end="", file=sys.stderr, flush=True)
+            self.shown = False
 
 
 def _extent(doc: DocumentRow) -> str:

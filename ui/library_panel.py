@@ -24,12 +24,14 @@ from app.errors import USER_ERRORS, one_line
 from app.library import DocumentRow
 from app.passages import query_terms
 from app.search import Search, SearchHit
+from ingest.progress import ReadProgress
 from ui.safe_text import plain_tooltip
 
 KIND_ICONS = {"pdf": "📄", "image": "🖼", "video": "🎞"}
 FAILED_ICON = "⚠"
 FAILED_COLOR = QColor("#b91c1c")
 SEARCH_DELAY_MS = 250
+PROGRESS_STEPS = 100  # per file, so the bar also moves while one long scan is read
 ROLE_FAILED = Qt.ItemDataRole.UserRole + 1
 
 
@@ -210,11 +212,14 @@ class LibraryPanel(QWidget):
             self.current_changed.emit(current)
 
     # -- adding progress ---------------------------------------------------------------------------
-    def show_progress(self, index: int, total: int, name: str) -> None:
+    def show_progress(self, index: int, total: int, name: str, pages: ReadProgress | None = None) -> None:
+        """Files done so far, and within the file being read the pages done (a scan's OCR takes a while)."""
         self.progress_row.setVisible(True)
-        self.progress.setMaximum(total)
-        self.progress.setValue(index)
-        self.progress.setFormat(f"Adding {index + 1} of {total}: {name}")
+        self.progress.setMaximum(total * PROGRESS_STEPS)
+        within = round(PROGRESS_STEPS * pages.done / pages.total) if pages is not None and pages.total else 0
+        self.progress.setValue(index * PROGRESS_STEPS + within)
+        detail = f", {pages.step}" if pages is not None else ""
+        self.progress.setFormat(f"Adding {index + 1} of {total}: {name}{detail}")
 
     def hide_progress(self) -> None:
         self.progress_row.setVisible(False)

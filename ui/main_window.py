@@ -185,12 +185,14 @@ class MainWindow(QMainWindow):
             self.ingest_job.emit(files, password)
 
     def _on_ingest_progress(self, progress: IngestProgress) -> None:
-        if progress.index == 0:
+        if progress.index == 0 and progress.pages is None:
             self._batch_added = 0
             self._batch_failures = []
         name = Path(progress.path).name
-        self.library.show_progress(progress.index, progress.total, name)
-        self.statusBar().showMessage(f"Adding {progress.index + 1} of {progress.total}: {name}")
+        pages = progress.pages
+        self.library.show_progress(progress.index, progress.total, name, pages)
+        detail = f" ({pages.step})" if pages is not None else ""
+        self.statusBar().showMessage(f"Adding {progress.index + 1} of {progress.total}: {name}{detail}")
 
     def _on_ingest_finished(self) -> None:
         self.library.hide_progress()
