@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ingest.document import Document
-from ingest.errors import EmptyDocument, IngestError, PasswordRequired, TooLarge, UnsupportedFile
+from ingest.errors import CorruptFile, EmptyDocument, IngestError, PasswordRequired, TooLarge, UnsupportedFile
 from ingest.limits import Limits
 from ingest.ocr import OcrOptions, ocr_engine
 from ingest.progress import ProgressFn
@@ -67,6 +67,8 @@ def load(
     document = Document(
         kind="pdf", title=source.stem, sha256=sha256, source_path=str(source), size_bytes=size, mime=kind.mime
     )
+    if kind.family == "damaged":
+        raise CorruptFile(f"{source.name}: the file is damaged and cannot be read (it is {_article(kind.name)})")
     if kind == ENCRYPTED_OFFICE:
         raise PasswordRequired(
             f"{source.name}: the Office file is protected with a password; Folio cannot open encrypted Office "

@@ -13,7 +13,7 @@ HEAD_BYTES = 4096
 
 @dataclass(frozen=True)
 class FileType:
-    family: str  # pdf | image | video | word | text | email | msg | unknown
+    family: str  # pdf | image | video | word | text | email | msg | damaged | unknown
     name: str  # short human name: 'PDF', 'PNG image', 'ZIP archive'...
     mime: str
 
@@ -155,7 +155,7 @@ def _sniff_zip(path: Path) -> FileType:
         with zipfile.ZipFile(path) as archive:
             names = set(archive.namelist())
     except (zipfile.BadZipFile, OSError, ValueError):
-        return FileType("unknown", "damaged ZIP archive (or a damaged Word file)", "application/zip")
+        return FileType("damaged", "ZIP archive (a Word file is one) that is cut short or corrupted", "application/zip")
     if "[Content_Types].xml" in names:
         if "word/document.xml" in names:
             return WORD
@@ -177,7 +177,9 @@ def _sniff_cfb(path: Path) -> FileType:
         with olefile.OleFileIO(str(path)) as ole:
             streams = {"/".join(entry) for entry in ole.listdir(streams=True, storages=False)}
     except (OSError, ValueError):  # olefile raises OSError for files that are not OLE or are cut short
-        return FileType("unknown", "damaged Microsoft Office file", "application/x-ole-storage")
+        return FileType(
+            "damaged", "Microsoft Office or Outlook file that is cut short or corrupted", "application/x-ole-storage"
+        )
     if "EncryptedPackage" in streams:
         return ENCRYPTED_OFFICE
     if "__properties_version1.0" in streams and any(s.startswith("__substg1.0_") for s in streams):

@@ -472,7 +472,7 @@ def _xpath(element: Any, expr: str) -> list[Any]:
     """XPath with the w: prefix on any element of the tree (python-docx's own classes and plain ones)."""
     from lxml import etree
 
-    return etree._Element.xpath(element, expr, namespaces={"w": _W[1:-1]})  # type: ignore[no-any-return]
+    return etree._Element.xpath(element, expr, namespaces={"w": _W[1:-1]})
 
 
 def _local(tag: Any) -> str:
