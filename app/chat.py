@@ -13,6 +13,7 @@ from app.context import AppContext
 from app.conversations import Conversations, MessageRow
 from app.engines import make_engine
 from app.errors import FolioError
+from app.library import DocumentRow
 from app.models import ModelRecord, read_facts_cached
 from assets import read_text
 from inference.chat_format import Message, PromptPart, opens_thinking, template_for
@@ -35,7 +36,7 @@ from inference.prompt import PromptDocument, RenderedPrompt, SourceBlock, build_
 from inference.remote import RemoteEngine
 from inference.thinking import ThinkingSplitter
 from inference.vision import has_images
-from ingest.document import Anchor
+from ingest.document import Anchor, unit_of
 
 
 @dataclass(frozen=True)
@@ -77,48 +78,80 @@ EventSink = Callable[[ChatEvent], None]
 
 
 def prompt_documents(ctx: AppContext, document_ids: list[int], *, images: bool = False) -> list[PromptDocument]:
-    """Documents as marked blocks; with images=True a scanned page or keyframe opens its own block."""
+    """Documents as marked blocks; with images=True a scanned page or keyframe opens its own block.
+    An e-mail brings its attachments along, each part marked with its attachment number."""
     library = ctx.library
     documents: list[PromptDocument] = []
     for index, doc_id in enumerate(document_ids, start=1):
         doc = library.get(doc_id)
-        blocks: list[SourceBlock] = []
-        current_marker: str | None = None
-        current_image: str | None = None
-        lines: list[str] = []
-        for seg in library.segments(doc_id):
-            image = str(ctx.paths.blobs_dir / seg.image_blob) if images and seg.image_blob else None
-            if not seg.text and image is None:
-                continue
-            marker = Anchor(page=seg.page, label=seg.label, t_seconds=seg.t_seconds).marker()
-            if (marker != current_marker or image is not None) and (lines or current_image):
-                blocks.append(SourceBlock(current_marker or "", "\n".join(lines), image=current_image))
-                lines = []
-                current_image = None
-            current_marker = marker
-            current_image = image or current_image
-            if seg.text:
-                lines.append(seg.text)
-        if lines or current_image:
-            blocks.append(SourceBlock(current_marker or "", "\n".join(lines), image=current_image))
+        blocks = _source_blocks(ctx, doc, images=images)
+        for attachment in library.attachments(doc_id):
+            if attachment.document_id is not None:
+                part = library.get(attachment.document_id)
+                blocks += _source_blocks(ctx, part, images=images, attachment=attachment.position)
         documents.append(PromptDocument(index=index, title=doc.title, blocks=blocks))
     return documents
+
+
+def _source_blocks(
+    ctx: AppContext, doc: DocumentRow, *, images: bool, attachment: int | None = None
+) -> list[SourceBlock]:
+    blocks: list[SourceBlock] = []
+    current_marker: str | None = None
+    current_image: str | None = None
+    lines: list[str] = []
+    unit = unit_of(doc.kind)
+    for seg in ctx.library.segments(doc.id):
+        image = str(ctx.paths.blobs_dir / seg.image_blob) if images and seg.image_blob else None
+        if not seg.text and image is None:
+            continue
+        anchor = Anchor(page=seg.page, label=seg.label, t_seconds=seg.t_seconds, unit=unit, attachment=attachment)
+        marker = anchor.marker()
+        if (marker != current_marker or image is not None) and (lines or current_image):
+            blocks.append(SourceBlock(current_marker or "", "\n".join(lines), image=current_image))
+            lines = []
+            current_image = None
+        current_marker = marker
+        current_image = image or current_image
+        if seg.text:
+            lines.append(seg.text)
+    if lines or current_image:
+        blocks.append(SourceBlock(current_marker or "", "\n".join(lines), image=current_image))
+    return blocks
 
 
 def document_indexes(ctx: AppContext, document_ids: list[int]) -> list[DocumentIndex]:
     library = ctx.library
     indexes = []
     for doc_id in document_ids:
-        doc = library.get(doc_id)
-        indexes.append(
-            DocumentIndex(
-                label_to_page=library.page_labels(doc_id),
-                page_count=doc.page_count,
-                duration_s=doc.duration_s,
-                page_text=functools.partial(library.page_text, doc_id),
-            )
-        )
+        index = document_index(ctx, doc_id)
+        for attachment in library.attachments(doc_id):
+            if attachment.document_id is not None:
+                index.attachments[attachment.position] = document_index(ctx, attachment.document_id)
+        indexes.append(index)
     return indexes
+
+
+def document_index(ctx: AppContext, doc_id: int) -> DocumentIndex:
+    library = ctx.library
+    doc = library.get(doc_id)
+    return DocumentIndex(
+        label_to_page=library.page_labels(doc_id),
+        page_count=doc.page_count,
+        duration_s=doc.duration_s,
+        page_text=functools.partial(library.page_text, doc_id),
+        document_id=doc_id,
+        unit=unit_of(doc.kind),
+        section_pages=functools.partial(library.section_pages, doc_id),
+    )
+
+
+def _with_attachments(ctx: AppContext, document_ids: list[int]) -> list[int]:
+    library = ctx.library
+    out = list(document_ids)
+    for doc_id in document_ids:
+        out += [a.document_id for a in library.attachments(doc_id) if a.document_id is not None]
+    return list(dict.fromkeys(out))
 
 
 class ChatService:
@@ -250,7 +283,8 @@ class ChatService:
         emit(ChatStarted(conversation_id, user_id, answer_id, plan.label, plan.demo))
         splitter = ThinkingSplitter(in_thinking=plan.starts_in_thinking)
         sampling = Sampling.recommended(thinking=think, max_tokens=answer_tokens)
-        tags = tuple(self.ctx.library.get(d).sha256 for d in document_ids)  # so a purge finds their snapshots
+        # Every document read (an e-mail's attachments too), so a purge finds the snapshots holding it.
+        tags = tuple(self.ctx.library.get(d).sha256 for d in _with_attachments(self.ctx, document_ids))
         request = GenerateRequest(
             plan.parts, sampling, plan.prefix_parts, messages=plan.messages, thinking=think, prefix_tags=tags
         )

@@ -24,8 +24,8 @@ class CitationTarget:
     index: int  # position among the message's citations
     text: str  # as written, e.g. '[p. 4]'
     document_id: int | None
-    kind: str  # 'page' | 'time'
-    page: int | None
+    kind: str  # 'page' | 'time' | 'section' | 'paragraph'
+    page: int | None  # in a flowing document (Word, text, e-mail): the paragraph number
     t_seconds: float | None
     quote: str | None
     state: str
@@ -45,6 +45,8 @@ class CitationTarget:
             return f"Not verified: the quoted passage was not found on {where}. Click to open the page."
         if self.kind == "time":
             return f"Not verified: {where} is not within the clip."
+        if self.kind in ("section", "paragraph"):
+            return f"Not verified: {where} is not in this document."
         return f"Not verified: {where} is not a page of this document."
 
 
@@ -62,6 +64,8 @@ def targets(citations: list[dict[str, Any]], document_ids: list[int]) -> list[Ci
     for i, c in enumerate(citations):
         doc_index = int(c.get("doc_index") or 1)
         doc_id = document_ids[doc_index - 1] if 1 <= doc_index <= len(document_ids) else None
+        if c.get("attachment") is not None:  # a place inside one of the e-mail's attachments
+            doc_id = c.get("document_id") if c.get("valid") else None
         pages = c.get("pages") or []
         out.append(
             CitationTarget(

@@ -1,17 +1,18 @@
-"""Find [p. N] / [t hh:mm:ss] citations in an answer and check them against the source."""
+"""Find citations in an answer and check them against the source: [p. N], [t hh:mm:ss], and for Word,
+text and e-mail documents [§ 12.3] / [¶ 41], each optionally inside an e-mail's attachment
+([attachment 1, p. 2]). The forms are defined once, in ingest.document (Anchor.marker, CITED_PLACE)."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-_CITE_RE = re.compile(
-    r"\[(?:D(?P<doc>\d+)\s*,?\s*)?(?:(?P<pages>pp?\.?\s*[^\[\]]{1,40}?)|(?P<time>t\s*\d{1,2}(?::\d{1,2}){1,2}))\]",
-    re.IGNORECASE,
-)
+from ingest.document import CITED_PLACE, cited_place
+
+_CITE_RE = re.compile(rf"\[(?:(?:D|e-?mail\s*)(?P<doc>\d+)\s*,?\s*)?{CITED_PLACE}\]", re.IGNORECASE)
 _QUOTE_BEFORE_RE = re.compile(r"[\"“”]([^\"“”]{3,600})[\"“”][\s,;:.]{0,3}$")
 _FOLD = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-", "\u00ad": None})
 _RANGE_RE = re.compile(r"^(\S+?)\s*[-–—]\s*(\S+)$")
@@ -19,17 +20,19 @@ _RANGE_RE = re.compile(r"^(\S+?)\s*[-–—]\s*(\S+)$")
 
 @dataclass(frozen=True)
 class Citation:
-    kind: str  # 'page' | 'time'
+    kind: str  # 'page' | 'time' | 'section' | 'paragraph'
     text: str  # as written, e.g. '[p. 3]'
     start: int
     end: int
     doc_index: int  # 1-based within the conversation's documents
-    labels: tuple[str, ...] = ()  # page labels as cited ('iv', '3')
-    pages: tuple[int, ...] = ()  # resolved 1-based page numbers
+    labels: tuple[str, ...] = ()  # page labels as cited ('iv', '3'); a clause number; a paragraph number
+    pages: tuple[int, ...] = ()  # resolved 1-based page numbers (paragraph numbers in flowing documents)
     t_seconds: float | None = None
     quote: str | None = None
     valid: bool = False  # the cited page/time exists in the document
     quote_found: bool | None = None  # None when the answer quoted nothing
+    attachment: int | None = None  # the cited place is in this attachment of the e-mail doc_index names
+    document_id: int | None = None  # the document checked: the e-mail's attachment when one is cited
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,19 +71,27 @@ def _page_labels(spec: str) -> list[str]:
 def find_citations(answer: str) -> list[Citation]:
     found: list[Citation] = []
     for match in _CITE_RE.finditer(answer):
+        place = cited_place(match)
+        if place is None:
+            continue
         doc = int(match.group("doc") or 1)
         quote_match = _QUOTE_BEFORE_RE.search(answer[max(0, match.start() - 700) : match.start()])
         quote = quote_match.group(1).strip() if quote_match else None
-        if match.group("time"):
-            seconds = parse_timestamp(re.sub(r"^t\s*", "", match.group("time"), flags=re.IGNORECASE))
+        common = {"quote": quote, "attachment": place.attachment}
+        if place.kind == "time":
+            seconds = parse_timestamp(place.value)
             found.append(
-                Citation("time", match.group(0), match.start(), match.end(), doc, t_seconds=seconds, quote=quote)
+                Citation("time", match.group(0), match.start(), match.end(), doc, t_seconds=seconds, **common)  # type: ignore[arg-type]
+            )
+        elif place.kind in ("section", "paragraph"):
+            found.append(
+                Citation(place.kind, match.group(0), match.start(), match.end(), doc, labels=(place.value,), **common)  # type: ignore[arg-type]
             )
         else:
-            labels = tuple(_page_labels(match.group("pages")))
+            labels = tuple(_page_labels(place.value))
             if labels:
                 found.append(
-                    Citation("page", match.group(0), match.start(), match.end(), doc, labels=labels, quote=quote)
+                    Citation("page", match.group(0), match.start(), match.end(), doc, labels=labels, **common)  # type: ignore[arg-type]
                 )
     return found
 
@@ -94,7 +105,7 @@ def normalize_for_match(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-@dataclass(frozen=True)
+@dataclass
 class DocumentIndex:
     """What a checker needs to know about one cited document."""
 
@@ -102,6 +113,11 @@ class DocumentIndex:
     page_count: int
     duration_s: float | None
     page_text: Callable[[int], str]
+    document_id: int | None = None
+    unit: str = "page"  # 'paragraph' for Word, text and e-mail documents (ingest.document.unit_of)
+    # A clause's paragraphs (the numbered one, its sub-clauses and unnumbered paragraphs up to the next clause).
+    section_pages: Callable[[int], list[int]] | None = None
+    attachments: dict[int, DocumentIndex] = field(default_factory=dict)  # an e-mail's, by position
 
 
 def check(citations: list[Citation], documents: list[DocumentIndex]) -> list[Citation]:
@@ -111,9 +127,21 @@ def check(citations: list[Citation], documents: list[DocumentIndex]) -> list[Cit
             checked.append(c)
             continue
         doc = documents[c.doc_index - 1]
+        if c.attachment is not None:
+            if c.attachment not in doc.attachments:
+                checked.append(replace(c, valid=False))
+                continue
+            doc = doc.attachments[c.attachment]
+        c = replace(c, document_id=doc.document_id)
         if c.kind == "time":
             ok = c.t_seconds is not None and doc.duration_s is not None and 0 <= c.t_seconds <= doc.duration_s + 1
             checked.append(replace(c, valid=ok))
+            continue
+        if c.kind in ("section", "paragraph"):
+            checked.append(_check_paragraphs(c, doc))
+            continue
+        if doc.unit == "paragraph":  # a Word, text or e-mail document has no pages to cite
+            checked.append(replace(c, valid=False, quote_found=False if c.quote is not None else None))
             continue
         labels = c.labels
         written = _written_pages(c.text)
@@ -128,6 +156,32 @@ def check(citations: list[Citation], documents: list[DocumentIndex]) -> list[Cit
             quote_found = any(quote_in(c.quote, doc.page_text(p)) for p in pages)
         checked.append(replace(c, labels=labels, pages=pages, valid=valid, quote_found=quote_found))
     return checked
+
+
+def _check_paragraphs(c: Citation, doc: DocumentIndex) -> Citation:
+    """[§ 12.3]: the clause's paragraphs (sub-clauses included); [¶ 41]: that paragraph. A quote is
+    checked against their text as it reads, and with tracked changes accepted."""
+    from app.quotes import quote_in
+    from ingest.word import accepted_text
+
+    value = c.labels[0] if c.labels else ""
+    if doc.unit != "paragraph":
+        return replace(c, valid=False)
+    if c.kind == "section":
+        first = _printed_label(value, doc)
+        pages = tuple(doc.section_pages(first)) if first is not None and doc.section_pages else ()
+        if first is not None and not pages:
+            pages = (first,)
+    else:
+        number = int(value) if value.isdigit() else 0
+        pages = (number,) if 1 <= number <= doc.page_count else ()
+    quote_found = None
+    if c.quote is not None and pages:
+        text = "\n".join(doc.page_text(p) for p in pages)
+        quote_found = quote_in(c.quote, text) or quote_in(c.quote, accepted_text(text))
+    elif c.quote is not None:
+        quote_found = False
+    return replace(c, pages=pages, valid=bool(pages), quote_found=quote_found)
 
 
 def _written_pages(text: str) -> str:

@@ -247,6 +247,14 @@ class Library:
     def all(self) -> list[DocumentRow]:
         return [DocumentRow.from_row(r) for r in self.db.table("documents").rows_where(order_by="id")]
 
+    def attachment_places(self) -> dict[int, tuple[int, int]]:
+        """Every document that came in as an e-mail attachment -> (e-mail id, attachment number)."""
+        rows = self.db.execute(
+            "SELECT document_id, email_id, position FROM attachments WHERE document_id IS NOT NULL "
+            "ORDER BY email_id DESC, position DESC"
+        ).fetchall()
+        return {int(r[0]): (int(r[1]), int(r[2])) for r in rows}
+
     def count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM documents").fetchone()[0])
 
@@ -374,8 +382,30 @@ class Library:
         )
 
     def page_labels(self, doc_id: int) -> dict[str, int]:
-        rows = self.db.execute("SELECT number, label FROM pages WHERE document_id = ?", [doc_id]).fetchall()
+        """Printed label -> page number; in a flowing document clause number -> paragraph (the first
+        paragraph carrying it, when a document numbers two lists the same way)."""
+        rows = self.db.execute(
+            "SELECT number, label FROM pages WHERE document_id = ? AND label != '' ORDER BY number DESC", [doc_id]
+        ).fetchall()
         return {str(label): int(number) for number, label in rows}
+
+    def section_pages(self, doc_id: int, first: int) -> list[int]:
+        """A clause of a flowing document: its numbered paragraph, the paragraphs of its sub-clauses
+        ('12.3.1', '12.3(a)') and the unnumbered ones among them, up to the next clause that is not one
+        of its own."""
+        rows = self.db.execute(
+            "SELECT number, label FROM pages WHERE document_id = ? AND number >= ? ORDER BY number", [doc_id, first]
+        ).fetchall()
+        if not rows or int(rows[0][0]) != first:
+            return []
+        head = str(rows[0][1])
+        out = [first]
+        for number, label in rows[1:]:
+            label = str(label)
+            if label and not (head and label.startswith(head) and label[len(head) : len(head) + 1] in (".", "(")):
+                break
+            out.append(int(number))
+        return out
 
     def page_text(self, doc_id: int, page: int) -> str:
         rows = self.db.execute(

@@ -24,10 +24,11 @@ from app.errors import USER_ERRORS, one_line
 from app.library import DocumentRow
 from app.passages import query_terms
 from app.search import Search, SearchHit
+from ingest.document import FLOWING_KINDS
 from ingest.progress import ReadProgress
 from ui.safe_text import plain_tooltip
 
-KIND_ICONS = {"pdf": "📄", "image": "🖼", "video": "🎞"}
+KIND_ICONS = {"pdf": "📄", "image": "🖼", "video": "🎞", "word": "📝", "text": "📃", "email": "✉"}
 FAILED_ICON = "⚠"
 FAILED_COLOR = QColor("#b91c1c")
 SEARCH_DELAY_MS = 250
@@ -35,15 +36,42 @@ PROGRESS_STEPS = 100  # per file, so the bar also moves while one long scan is r
 ROLE_FAILED = Qt.ItemDataRole.UserRole + 1
 
 
-def describe(doc: DocumentRow) -> str:
+def describe(doc: DocumentRow, attachment: int | None = None) -> str:
+    """Two lines for the list; an e-mail's attachment is indented under it with its number."""
     is_clip = doc.kind == "video" and doc.duration_s is not None
     if is_clip:
         minutes, seconds = divmod(round(doc.duration_s or 0), 60)
         extent = f"{minutes}:{seconds:02d} min"
+    elif doc.kind in FLOWING_KINDS:
+        extent = f"{doc.page_count} ¶"
     else:
         extent = f"{doc.page_count} p."
     status = "" if doc.status == "ready" else f" · {doc.status}"
-    return f"{KIND_ICONS.get(doc.kind, '•')} {doc.title}\n    {extent} · ~{doc.token_estimate:,} tokens{status}"
+    indent = "        " if attachment is not None else ""
+    title = f"📎 attachment {attachment}: {doc.title}" if attachment is not None else doc.title
+    icon = KIND_ICONS.get(doc.kind, "•")
+    return f"{indent}{icon} {title}\n{indent}    {extent} · ~{doc.token_estimate:,} tokens{status}"
+
+
+def in_reading_order(
+    documents: list[DocumentRow], places: dict[int, tuple[int, int]]
+) -> list[tuple[DocumentRow, int | None]]:
+    """Documents in the order given, each e-mail followed by its attachments (with their numbers);
+    an attachment whose e-mail is not listed stands on its own."""
+    listed = {d.id for d in documents}
+    under: dict[int, list[tuple[int, DocumentRow]]] = {}
+    for doc in documents:
+        place = places.get(doc.id)
+        if place is not None and place[0] in listed and place[0] != doc.id:
+            under.setdefault(place[0], []).append((place[1], doc))
+    out: list[tuple[DocumentRow, int | None]] = []
+    nested = {doc.id for children in under.values() for _, doc in children}
+    for doc in documents:
+        if doc.id in nested:
+            continue
+        out.append((doc, None))
+        out += [(child, position) for position, child in sorted(under.get(doc.id, []), key=lambda pc: pc[0])]
+    return out
 
 
 class LibraryPanel(QWidget):
@@ -123,14 +151,20 @@ class LibraryPanel(QWidget):
         QShortcut(QKeySequence.StandardKey.Delete, self.list, self.dismiss_failed)
 
     # -- documents -------------------------------------------------------------------------------
-    def set_documents(self, documents: list[DocumentRow], select: int | None = None) -> None:
+    def set_documents(
+        self,
+        documents: list[DocumentRow],
+        select: int | None = None,
+        attachments: dict[int, tuple[int, int]] | None = None,
+    ) -> None:
+        """`attachments`: document id -> (e-mail id, attachment number), to list them under their e-mail."""
         selected = set(self.selected_ids()) if select is None else {select}
         current = self.current_id() if select is None else select
         failed = self.failed_items()
         self.list.blockSignals(True)
         self.list.clear()
-        for doc in documents:
-            item = QListWidgetItem(describe(doc))
+        for doc, attachment in in_reading_order(documents, attachments or {}):
+            item = QListWidgetItem(describe(doc, attachment))
             item.setData(Qt.ItemDataRole.UserRole, doc.id)
             item.setToolTip(plain_tooltip(f"{doc.source_path}\nsha256 {doc.sha256}"))
             self.list.addItem(item)

@@ -93,6 +93,7 @@ class MainWindow(QMainWindow):
         self.library.add_requested.connect(self.open_files)
         self.library.selection_changed.connect(self._on_selection)
         self.library.current_changed.connect(self._on_current_document)
+        self.viewer.document_opened.connect(self.library.select)
         self.library.cancel_requested.connect(self.ingest_worker.cancel)
         self.library.hit_activated.connect(self.open_hit)
         self.conversation_list.conversation_chosen.connect(self._on_conversation_chosen)
@@ -152,7 +153,9 @@ class MainWindow(QMainWindow):
 
     # -- library -------------------------------------------------------------------------------
     def refresh_library(self, select: int | None = None) -> None:
-        self.library.set_documents(self.ctx.library.all(), select=select)
+        self.library.set_documents(
+            self.ctx.library.all(), select=select, attachments=self.ctx.library.attachment_places()
+        )
 
     def open_files(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Add documents", str(Path.home()), FILE_FILTER)
