@@ -221,8 +221,12 @@ class PageProgress:
 
 
 def _extent(doc: DocumentRow) -> str:
+    from ingest.document import FLOWING_KINDS
+
     if doc.kind == "video" and doc.duration_s is not None:
         return f"{doc.duration_s:.0f} s video"
+    if doc.kind in FLOWING_KINDS:
+        return f"{doc.page_count} paragraph{'s' if doc.page_count != 1 else ''}"
     return f"{doc.page_count} page{'s' if doc.page_count != 1 else ''}"
 
 
@@ -254,12 +258,19 @@ def _cmd_show(ctx: AppContext, args: argparse.Namespace) -> int:
         if scanned:
             with_ocr = sum(1 for p in scanned if p.ocr)
             print(f"  scanned pages: {len(scanned)} of {len(pages)} ({with_ocr} with OCR text)")
+    for attachment in library.attachments(doc.id):
+        read = f"#{attachment.document_id}" if attachment.document_id is not None else f"not read: {attachment.note}"
+        print(f"  attachment {attachment.position}: {attachment.name} ({read})")
+    for place in library.attached_to(doc.id):
+        print(f"  attachment {place.position} of e-mail #{place.email_id}")
     if args.segments:
-        from ingest.document import format_timestamp
+        from ingest.document import Anchor, format_timestamp, unit_of
 
         for s in library.segments(doc.id):
             if s.t_seconds is not None:
                 where = f"t={format_timestamp(s.t_seconds)} ({s.t_seconds:.3f}s)"
+            elif unit_of(doc.kind) == "paragraph":
+                where = Anchor(page=s.page, label=s.label, unit="paragraph").cited()
             else:
                 where = f"p.{s.page}" + (f" ({s.label})" if s.label and s.label != str(s.page) else "")
             box = f" bbox={list(s.bbox)}" if s.bbox else ""
