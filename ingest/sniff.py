@@ -98,11 +98,11 @@ def _describe_unknown(head: bytes) -> FileType:
     text = decode_text(head, final=False)
     if text is None:
         return FileType("unknown", "unrecognised binary file", "application/octet-stream")
+    if _looks_like_email(head):  # before HTML: an e-mail's body may well be HTML
+        return EMAIL
     lowered = text[:1024].lower()
     if "<html" in lowered or "<!doctype html" in lowered:
         return FileType("unknown", "HTML page", "text/html")
-    if _looks_like_email(head):
-        return EMAIL
     if re.search(r"(?m)^#{1,6} \S|^\S.*\n(?:===+|---+)\s*$", text):
         return MARKDOWN
     return TEXT

@@ -135,7 +135,8 @@ class _Reader:
         number, label = self.numbering.number(paragraph)
         style = (paragraph.style.name or "") if paragraph.style is not None else ""
         heading = style.lower().startswith(("heading", "title")) and bool(text)
-        unit = _Unit(label, [("heading" if heading else "body", f"{number} {text}".strip() if number else text)])
+        shown = f"{number} {text}".strip() if number else text
+        unit = _Unit(label, [("heading" if heading else "body", shown)] if shown else [])
         for cid in ended:
             comment = self.comments[cid]
             about = _tidy(self.commented.get(cid, ""))
