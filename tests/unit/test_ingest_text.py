@@ -33,7 +33,8 @@ def test_plain_text_contract_is_cited_by_its_clause_numbers(tmp_path: Path) -> N
 def test_markdown_headings_and_tables(tmp_path: Path) -> None:
     path = tmp_path / "notes.md"
     path.write_text(
-        "# Deal notes\n\nThe parties met twice.\n| Party | Role |\n| --- | --- |\n| Acme | Buyer |\n\n## 2. Price\n\nUSD 10.\n",
+        "# Deal notes\n\nThe parties met twice.\n| Party | Role |\n| --- | --- |\n| Acme | Buyer |\n\n"
+        "## 2. Price\n\nUSD 10.\n",
         encoding="utf-8",
     )
     doc = load(path)
