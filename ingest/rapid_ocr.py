@@ -25,6 +25,11 @@ REC_MODEL = "PP-OCRv6_rec_small.onnx"
 MAX_SIDE = 2000
 MAX_DPI = 300.0
 MAX_THREADS = 4
+# Recognition time grows with each line's width at its fixed 48-pixel height, so pages are read
+# squeezed sideways: at 0.7 the corpus scans and rendered CUAD pages came out with no more character
+# errors than unsqueezed (0.97% against 2.68%) in about 0.7 of the time; at 0.55 and below
+# recognition breaks down (21% errors), so 0.7 keeps a margin.
+SQUEEZE = 0.7
 
 
 def model_files() -> tuple[Path, Path]:
@@ -78,14 +83,18 @@ class RapidOcrEngine:
 
         if image.ndim == 2:
             image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
-        result = self._engine()(image, return_word_box=True)
+        height, width = image.shape[:2]
+        narrow = max(1, round(width * SQUEEZE))
+        squeezed = cv2.resize(image, (narrow, height), interpolation=cv2.INTER_AREA)
+        result = self._engine()(squeezed, return_word_box=True)
         if not result.txts:
             return []
+        stretch = width / narrow
         words = result.word_results if len(result.word_results) == len(result.txts) else None
         lines = []
         for i, (quad, text) in enumerate(zip(result.boxes, result.txts, strict=True)):
-            box = _box(quad)
-            found = tuple(OcrWord(_box(q), t) for t, _score, q in words[i] if q is not None) if words else ()
+            box = _box(quad, stretch)
+            found = tuple(OcrWord(_box(q, stretch), t) for t, _score, q in words[i] if q is not None) if words else ()
             lines.append(OcrLine(box, " ".join(text.split()), found or _spread(box, text)))
         return lines
 
@@ -96,8 +105,9 @@ def shared_engine() -> RapidOcrEngine:
     return RapidOcrEngine()
 
 
-def _box(quad: Any) -> tuple[float, float, float, float]:
-    xs = [float(p[0]) for p in quad]
+def _box(quad: Any, stretch: float) -> tuple[float, float, float, float]:
+    """An axis-aligned box around a quadrilateral, back in the unsqueezed image's pixels."""
+    xs = [float(p[0]) * stretch for p in quad]
     ys = [float(p[1]) for p in quad]
     return (min(xs), min(ys), max(xs), max(ys))
 
