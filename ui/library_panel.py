@@ -47,10 +47,10 @@ def describe(doc: DocumentRow, attachment: int | None = None) -> str:
     else:
         extent = f"{doc.page_count} p."
     status = "" if doc.status == "ready" else f" · {doc.status}"
-    indent = "        " if attachment is not None else ""
-    title = f"📎 attachment {attachment}: {doc.title}" if attachment is not None else doc.title
     icon = KIND_ICONS.get(doc.kind, "•")
-    return f"{indent}{icon} {title}\n{indent}    {extent} · ~{doc.token_estimate:,} tokens{status}"
+    indent = "        " if attachment is not None else ""
+    first = f"📎 attachment {attachment} · {icon} {doc.title}" if attachment is not None else f"{icon} {doc.title}"
+    return f"{indent}{first}\n{indent}    {extent} · ~{doc.token_estimate:,} tokens{status}"
 
 
 def in_reading_order(
