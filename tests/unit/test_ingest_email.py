@@ -135,3 +135,15 @@ def test_a_damaged_msg_is_refused(tmp_path: Path) -> None:
     cut.write_bytes(whole[:4096])
     with pytest.raises(IngestError, match=r"^cut\.msg: .*damaged and cannot be read"):
         load(cut)
+
+
+def test_purging_an_email_purges_its_attachments_and_their_files(ctx: AppContext, tmp_path: Path) -> None:
+    from app.purge import purge_document
+
+    mail = ctx.library.add(_mail(tmp_path)).document
+    kept = [ctx.library.original_path(a.document_id) for a in ctx.library.attachments(mail.id) if a.document_id]
+    assert len(kept) == 2 and all(p is not None and p.is_file() for p in kept)
+    purge_document(ctx, mail.id)
+    assert ctx.library.count() == 0
+    assert not any(p is not None and p.exists() for p in kept)
+    assert ctx.db.execute("SELECT count(*) FROM attachments").fetchone()[0] == 0
