@@ -23,7 +23,7 @@ _CHANGE = re.compile(r"\[([+-]) (inserted|deleted) by ([^:\]]*): (.*?) [+-]\]", 
 ROLE_STYLE = {
     "heading": "font-weight:600;",
     "comment": "color:#6b4f00;background:#fff4cc;",
-    "footnote": "color:palette(mid);",
+    "footnote": "font-style:italic;",
     "email_headers": "background:palette(alternate-base);",
     "table": "font-family:monospace;white-space:pre;",
 }
