@@ -36,7 +36,7 @@ from inference.events import Finished, GenerationStats, Loaded, Loading, Prefill
 from inference.prompt import build_messages, render_prompt
 from inference.remote import RemoteEngine
 from inference.vision import has_images
-from ingest.document import Anchor
+from ingest.document import Anchor, parse_cited
 
 # Flags a cell can carry. A cell without flags is a found value whose quote was verified.
 CUT_OFF = "cut_off"  # the answer did not finish within the context
@@ -209,7 +209,7 @@ _CITED_PREFIX_RE = re.compile(r"^\s*\[?\s*(?:pages?|pp?\.?)?\s*", re.IGNORECASE)
 
 
 def resolve_cited(cited: str, units: list[Unit], index: DocumentIndex) -> list[int]:
-    """Indexes of the units a cited marker ('4', 'p. 4', '[p. iv]', 't 00:01:23') points to."""
+    """Indexes of the units a cited marker ('4', 'p. 4', '[p. iv]', 't 00:01:23', '§ 12.3', '¶ 41') points to."""
     text = cited.strip().strip("[]").strip()
     if not text:
         return []
@@ -221,6 +221,10 @@ def resolve_cited(cited: str, units: list[Unit], index: DocumentIndex) -> list[i
         timed = [(i, u.t_seconds) for i, u in enumerate(units) if u.t_seconds is not None]
         before = [i for i, t in timed if t is not None and t <= seconds + 0.5]
         return before[-1:] if before else []
+    place = parse_cited(text)
+    if place is not None and place.kind in ("section", "paragraph"):  # a Word, text or e-mail document
+        page = index.label_to_page.get(place.value) if place.kind == "section" else int(place.value)
+        return [i for i, u in enumerate(units) if page is not None and u.page == page]
     label = _CITED_PREFIX_RE.sub("", text).strip().rstrip(".")
     page = resolve_page(label, index) if label else None
     return [i for i, u in enumerate(units) if page is not None and u.page == page]

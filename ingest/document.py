@@ -68,11 +68,11 @@ class CitedPlace:
 
 
 # The forms marker() writes, as a reader accepts them: 'p. 4' / 'pp. 4-5', 't 00:01:23', '§ 12.3',
-# 'section 12.3', '¶ 41', 'para 41', each optionally after 'attachment N,'.
+# '¶ 41', 'para 41', each optionally after 'attachment N,' (a bare 'Section 4' in prose is not one).
 _ATTACHMENT = r"(?:att(?:achment|\.)?\s*(?P<attachment>\d{1,3})\s*,?\s*)"
 CITED_PLACE = (
-    rf"{_ATTACHMENT}?(?:(?P<pages>pp?\.?\s*[^\[\],]{{1,40}}?)|(?P<time>t\s*\d{{1,2}}(?::\d{{1,2}}){{1,2}})"
-    r"|(?:§§?|sect(?:ion|\.)?)\s*(?P<section>[0-9A-Za-z][0-9A-Za-z.()\-]{0,24}?)"
+    rf"{_ATTACHMENT}?(?:(?P<pages>pp?\.?\s*[^\[\]]{{1,40}}?)|(?P<time>t\s*\d{{1,2}}(?::\d{{1,2}}){{1,2}})"
+    r"|§§?\s*(?P<section>[0-9A-Za-z][0-9A-Za-z.()\-]{0,24}?)"
     r"|(?:¶¶?|para(?:graph|\.)?)\s*(?P<paragraph>\d{1,6}))"
 )
 _CITED_RE = re.compile(rf"^\s*{CITED_PLACE}\s*$", re.IGNORECASE)
