@@ -302,18 +302,15 @@ class Library:
 
     # -- e-mails and their attachments -------------------------------------------------------------
     def attachments(self, email_id: int) -> list[StoredAttachment]:
-        rows = self.db.execute(
-            "SELECT email_id, position, name, document_id, note FROM attachments WHERE email_id = ? ORDER BY position",
-            [email_id],
-        ).fetchall()
-        return [StoredAttachment(int(r[0]), int(r[1]), str(r[2]), r[3], str(r[4])) for r in rows]
+        return self._attachment_rows("email_id = ? ORDER BY position", email_id)
 
     def attached_to(self, doc_id: int) -> list[StoredAttachment]:
         """Where a document came in as an attachment (usually one e-mail; the same file can come twice)."""
+        return self._attachment_rows("document_id = ? ORDER BY email_id, position", doc_id)
+
+    def _attachment_rows(self, where: str, value: int) -> list[StoredAttachment]:
         rows = self.db.execute(
-            "SELECT email_id, position, name, document_id, note FROM attachments WHERE document_id = ? "
-            "ORDER BY email_id, position",
-            [doc_id],
+            f"SELECT email_id, position, name, document_id, note FROM attachments WHERE {where}", [value]
         ).fetchall()
         return [StoredAttachment(int(r[0]), int(r[1]), str(r[2]), r[3], str(r[4])) for r in rows]
 

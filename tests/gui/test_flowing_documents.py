@@ -12,8 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from app.citation_targets import VERIFIED
-from tests.fixtures.office import email_with_attachments, python_docx_memo
-from tests.fixtures.pdfs import make_contract_pdf
+from tests.fixtures.office import draft_email, python_docx_memo
 from tests.gui.conftest import anchor_point, store_cited_answer
 
 pytestmark = pytest.mark.gui
@@ -24,24 +23,13 @@ def _click(transcript, href: str) -> None:  # type: ignore[no-untyped-def]
     QTest.mouseClick(transcript.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, point)
 
 
-def _mail(tmp_path: Path) -> Path:
-    pdf = make_contract_pdf(tmp_path / "contract.pdf", extra_text="The notice period is ninety days.")
-    memo = python_docx_memo(tmp_path / "memo.docx")
-    return email_with_attachments(
-        tmp_path / "draft.eml",
-        [
-            ("contract.pdf", pdf.read_bytes(), "application/pdf"),
-            ("memo.docx", memo.read_bytes(), "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
-        ],
-    )
-
-
 def test_email_with_attachments_in_the_library_and_the_viewer(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    mail = window.ctx.library.add(_mail(tmp_path)).document
+    mail = window.ctx.library.add(draft_email(tmp_path)).document
     window.refresh_library(select=mail.id)
     rows = [window.library.list.item(i).text() for i in range(window.library.list.count())]
     assert rows[0].startswith("✉ Draft MSA for review")
     assert "📎 attachment 1 · 📄 " in rows[1] and "📎 attachment 2 · 📝 Supply memo" in rows[2]
+    assert len(rows) == 3  # the spreadsheet was not read: named in the e-mail, not in the library
     assert rows[1].startswith(" ") and rows[2].startswith(" ")  # indented under their e-mail
 
     viewer = window.viewer
@@ -49,6 +37,7 @@ def test_email_with_attachments_in_the_library_and_the_viewer(qtbot, window, tmp
     shown = viewer.flow.toPlainText()
     assert shown.startswith("¶ 1\nFrom: Alice Counsel <alice@firm.example>")
     assert "attachment 1: contract.pdf" in shown and "attachment 2: memo.docx" in shown
+    assert "attachment 3: budget.xlsx (not read: " in shown
     assert viewer.page_label.text() == "¶ 1 of 4"
 
     # A citation into the attached PDF opens the PDF's page, drawn from the library's own copy.

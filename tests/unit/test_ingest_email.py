@@ -13,26 +13,12 @@ from app.citations import check, find_citations
 from app.context import AppContext
 from ingest import IngestError, load
 from tests.conftest import run_folio
-from tests.fixtures.office import DATA, broken_mime_email, email_with_attachments, python_docx_memo
+from tests.fixtures.office import DATA, broken_mime_email, draft_email, email_with_attachments
 from tests.fixtures.pdfs import make_contract_pdf
 
 
-def _mail(tmp_path: Path, *, html: bool = False) -> Path:
-    pdf = make_contract_pdf(tmp_path / "contract.pdf", extra_text="The notice period is ninety days.")
-    memo = python_docx_memo(tmp_path / "memo.docx")
-    return email_with_attachments(
-        tmp_path / "draft.eml",
-        [
-            ("contract.pdf", pdf.read_bytes(), "application/pdf"),
-            ("memo.docx", memo.read_bytes(), "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
-            ("budget.xlsx", b"PK\x03\x04" + bytes(60), "application/vnd.ms-excel"),
-        ],
-        html=html,
-    )
-
-
 def test_eml_headers_body_and_attachments(tmp_path: Path) -> None:
-    doc = load(_mail(tmp_path))
+    doc = load(draft_email(tmp_path))
     assert doc.kind == "email" and doc.title == "Draft MSA for review"
     headers = doc.segments[0]
     assert headers.role == "email_headers" and headers.anchor.cited() == "¶ 1"
@@ -56,7 +42,7 @@ def test_eml_headers_body_and_attachments(tmp_path: Path) -> None:
 
 
 def test_html_only_body_is_read_as_text(tmp_path: Path) -> None:
-    doc = load(_mail(tmp_path, html=True))
+    doc = load(draft_email(tmp_path, html=True))
     body = [s.text for s in doc.segments[1:]]
     assert body == ["Bob,", "The draft is attached. Clause 2.1 now gives sixty days for payment.", "Alice"]
 
@@ -64,7 +50,7 @@ def test_html_only_body_is_read_as_text(tmp_path: Path) -> None:
 def test_email_and_attachments_are_stored_linked_and_cited(ctx: AppContext, tmp_path: Path) -> None:
     from app.chat import document_indexes, prompt_documents
 
-    mail = ctx.library.add(_mail(tmp_path)).document
+    mail = ctx.library.add(draft_email(tmp_path)).document
     attachments = ctx.library.attachments(mail.id)
     assert [(a.position, a.name, a.document_id is not None) for a in attachments] == [
         (1, "contract.pdf", True),
@@ -140,7 +126,7 @@ def test_a_damaged_msg_is_refused(tmp_path: Path) -> None:
 def test_purging_an_email_purges_its_attachments_and_their_files(ctx: AppContext, tmp_path: Path) -> None:
     from app.purge import purge_document
 
-    mail = ctx.library.add(_mail(tmp_path)).document
+    mail = ctx.library.add(draft_email(tmp_path)).document
     kept = [ctx.library.original_path(a.document_id) for a in ctx.library.attachments(mail.id) if a.document_id]
     assert len(kept) == 2 and all(p is not None and p.is_file() for p in kept)
     purge_document(ctx, mail.id)
