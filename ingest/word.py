@@ -104,11 +104,11 @@ class _Reader:
     def __init__(self, word: Any) -> None:
         self.word = word
         self.numbering = _Numbering(word)
-        self.notes = {kind: _notes(word, kind) for kind in ("footnote", "endnote")}
         self.marks: dict[tuple[str, str], str] = {}  # notes are numbered in the order they are referenced
         self.comments = {str(c.comment_id): c for c in _comments(word)}
         self.open_comments: dict[str, list[str]] = {}
         self.commented: dict[str, str] = {}  # comment id -> the text it is about, once its range closed
+        self.notes = {kind: self._notes(kind) for kind in ("footnote", "endnote")}
 
     def units(self) -> list[_Unit]:
         from docx.table import Table
@@ -148,6 +148,28 @@ class _Reader:
             if note:
                 unit.parts.append(("footnote", f"[^{self.mark(kind, note_id)}] {note}"))
         return unit
+
+    def _notes(self, kind: str) -> dict[str, str]:
+        """Footnotes or endnotes by id, their text read like body paragraphs (changes marked)."""
+        from docx.opc.constants import RELATIONSHIP_TYPE as RT
+        from docx.oxml.parser import parse_xml
+
+        reltype = RT.FOOTNOTES if kind == "footnote" else RT.ENDNOTES
+        try:
+            part = self.word.part.part_related_by(reltype)
+        except KeyError:
+            return {}
+        out: dict[str, str] = {}
+        for note in parse_xml(part.blob).iterchildren(_W + kind):
+            if note.get(_W + "type") in ("separator", "continuationSeparator", "continuationNotice"):
+                continue
+            texts = []
+            for p in note.iterchildren(_W + "p"):
+                walk = _Walk(self)
+                walk.children(p)
+                texts.append(_tidy("".join(walk.out)))
+            out[note.get(_W + "id", "")] = " ".join(t for t in texts if t)
+        return out
 
     def mark(self, kind: str, note_id: str) -> str:
         """The note's number as Word shows it: footnotes 1, 2, 3 and endnotes i, ii, iii by first reference."""
@@ -304,7 +326,8 @@ class _Numbering:
         if override is not None and (num_id, level) not in self.overridden:
             self.overridden.add((num_id, level))
             counters[level] = override - 1
-        counters[level] = (counters[level] if counters[level] is not None else start_of.get(level, 0) - 1) + 1  # type: ignore[operator]
+        current = counters[level]
+        counters[level] = (current if current is not None else start_of.get(level, 0) - 1) + 1
         for deeper in range(level + 1, len(counters)):
             counters[deeper] = None
         for higher in range(level):
@@ -397,11 +420,9 @@ class _Numbering:
 
 def _format(value: int, kind: str) -> str:
     if kind in ("lowerLetter", "upperLetter"):
-        letters = ""
         n = max(1, value)
-        letter = chr(ord("a") + (n - 1) % 26) * ((n - 1) // 26 + 1)  # Word repeats: y, z, aa, bb
-        letters = letter if kind == "lowerLetter" else letter.upper()
-        return letters
+        letters = chr(ord("a") + (n - 1) % 26) * ((n - 1) // 26 + 1)  # Word repeats: y, z, aa, bb
+        return letters if kind == "lowerLetter" else letters.upper()
     if kind in ("lowerRoman", "upperRoman"):
         roman = _roman(max(1, value))
         return roman if kind == "upperRoman" else roman.lower()
@@ -430,32 +451,6 @@ def _roman(value: int) -> str:
         while value >= number:
             out += letters
             value -= number
-    return out
-
-
-def _notes(word: Any, kind: str) -> dict[str, str]:
-    """Footnotes or endnotes by id, their text read like body paragraphs."""
-    from docx.opc.constants import RELATIONSHIP_TYPE as RT
-    from docx.oxml.parser import parse_xml
-
-    reltype = RT.FOOTNOTES if kind == "footnote" else RT.ENDNOTES
-    try:
-        part = word.part.part_related_by(reltype)
-    except KeyError:
-        return {}
-    root = parse_xml(part.blob)
-    reader = _Reader.__new__(_Reader)  # notes hold runs and changes like the body, without numbering
-    reader.open_comments, reader.commented, reader.comments, reader.marks = {}, {}, {}, {}
-    out: dict[str, str] = {}
-    for note in root.iterchildren(_W + kind):
-        if note.get(_W + "type") in ("separator", "continuationSeparator", "continuationNotice"):
-            continue
-        texts = []
-        for p in note.iterchildren(_W + "p"):
-            walk = _Walk(reader)
-            walk.children(p)
-            texts.append(_tidy("".join(walk.out)))
-        out[note.get(_W + "id", "")] = " ".join(t for t in texts if t)
     return out
 
 
