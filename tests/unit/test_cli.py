@@ -47,7 +47,7 @@ def test_add_list_show(contract_pdf: Path) -> None:
 
 def test_bad_inputs_one_line_each_nonzero_and_library_unchanged(tmp_path: Path, folio_home: Path) -> None:
     fake = tmp_path / "fake.pdf"
-    fake.write_text("just text")
+    fake.write_bytes(b"GIF89a" + bytes(200))  # a type Folio does not read (text files it reads)
     empty = tmp_path / "empty.pdf"
     empty.touch()
     files = [
