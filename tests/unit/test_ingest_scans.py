@@ -208,3 +208,26 @@ def test_tesseract_chosen_but_missing_reads_pages_as_images(
     assert [s.role for s in doc.segments] == ["page"]
     detail, runs = describe(OcrOptions(engine="tesseract"))
     assert not runs and "not installed" in detail
+
+
+def test_ocr_leaves_no_telemetry_behind(tmp_path: Path, page: np.ndarray) -> None:
+    """onnxruntime queues usage telemetry in ~/.cache/Microsoft unless told not to: `folio add` of a
+    scan, started without the opt-out in its environment and with its own home folder, OCRs the page
+    and writes nothing there."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    home = tmp_path / "home"
+    home.mkdir()
+    scan = tmp_path / "scan.png"
+    assert cv2.imwrite(str(scan), make_scan(page))
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "app.cli", "add", str(scan)], capture_output=True, text=True, env=env, cwd=REPO
+    )
+    assert proc.returncode == 0 and "added" in proc.stdout, proc.stderr
+    assert not (home / ".cache" / "Microsoft").exists()
