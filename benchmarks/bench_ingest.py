@@ -142,7 +142,7 @@ def bench_tables(files: list[Path]) -> list[str]:
     ]
 
 
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(r"[^\W_]+")  # letters and digits: a run of ____ is a blank to fill in, not a word
 
 
 def words(text: str) -> list[str]:

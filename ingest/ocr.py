@@ -44,6 +44,15 @@ class OcrLine:
     bbox: tuple[float, float, float, float]
     text: str
     words: tuple[OcrWord, ...]
+    confidence: float | None = None  # the engine's own score for the line, 0..1, if it gives one
+
+
+def reading_score(lines: list[OcrLine]) -> float | None:
+    """How much text an engine read with confidence (upside-down text reads as a few unsure letters);
+    None when the engine scores no lines (Tesseract through MuPDF)."""
+    if any(line.confidence is None for line in lines):
+        return None
+    return sum((line.confidence or 0.0) * len(line.text) for line in lines)
 
 
 class OcrEngine(Protocol):

@@ -92,10 +92,10 @@ class RapidOcrEngine:
         stretch = width / narrow
         words = result.word_results if len(result.word_results) == len(result.txts) else None
         lines = []
-        for i, (quad, text) in enumerate(zip(result.boxes, result.txts, strict=True)):
+        for i, (quad, text, score) in enumerate(zip(result.boxes, result.txts, result.scores, strict=True)):
             box = _box(quad, stretch)
             found = tuple(OcrWord(_box(q, stretch), t) for t, _score, q in words[i] if q is not None) if words else ()
-            lines.append(OcrLine(box, " ".join(text.split()), found or _spread(box, text)))
+            lines.append(OcrLine(box, " ".join(text.split()), found or _spread(box, text), float(score)))
         return lines
 
 

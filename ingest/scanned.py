@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from ingest.document import Anchor, OcrWord, Page, Segment
 from ingest.limits import Limits
-from ingest.ocr import OcrEngine
+from ingest.ocr import OcrEngine, reading_score
 from ingest.ocr_layout import blocks_in_reading_order
-from ingest.scan import clean_scan, encode_png
+from ingest.scan import CleanedScan, Orientation, clean_scan, encode_png
 from ingest.tesseract import osd_quarter_turns, tesseract_support
 
 if TYPE_CHECKING:
@@ -38,6 +38,23 @@ def work_scale(page_width: float, page_height: float, limits: Limits, ocr: OcrEn
     return max(model_scale, ocr.work_scale(dpi, page_width, page_height))
 
 
+def turned_half(cleaned: CleanedScan) -> CleanedScan:
+    """The same cleaned page turned by 180 degrees (image, model picture and orientation)."""
+    import cv2
+    import numpy as np
+
+    small = cv2.imdecode(np.frombuffer(cleaned.png, np.uint8), cv2.IMREAD_UNCHANGED)
+    if small is None:
+        raise ValueError("the cleaned page picture cannot be decoded")
+    turns = (cleaned.orientation.quarter_turns + 2) % 4
+    return CleanedScan(
+        cv2.rotate(cleaned.image, cv2.ROTATE_180),
+        Orientation(turns, cleaned.orientation.skew_deg),
+        encode_png(cv2.rotate(small, cv2.ROTATE_180)),
+        cleaned.png_size,
+    )
+
+
 def scanned_page(
     image: Image,
     *,
@@ -57,6 +74,15 @@ def scanned_page(
     cleaned = clean_scan(
         image, tokens=limits.page_tokens, second_opinion=second_opinion if tesseract.available else None
     )
+    lines = ocr.read(cleaned.image) if ocr is not None else []
+    score = reading_score(lines)
+    if ocr is not None and cleaned.orientation.quarter_turns != 0 and score is not None:
+        # The page was turned: let the OCR confirm it. A page misjudged as upside down (small monospace
+        # type fools the ascender test) reads as a few unsure letters, the right way up as text.
+        other = turned_half(cleaned)
+        other_lines = ocr.read(other.image)
+        if (reading_score(other_lines) or 0.0) > score:
+            cleaned, lines = other, other_lines
     width, height = page_size
     turned = cleaned.orientation.quarter_turns % 2 == 1
     if turned:
@@ -71,7 +97,7 @@ def scanned_page(
         def scaled(box: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
             return (box[0] * sx, box[1] * sy, box[2] * sx, box[3] * sy)
 
-        for block in blocks_in_reading_order(ocr.read(cleaned.image)):
+        for block in blocks_in_reading_order(lines):
             words: list[OcrWord] = [
                 (*scaled(word.bbox), word.text, i) for i, line in enumerate(block.lines) for word in line.words
             ]

@@ -231,3 +231,31 @@ def test_ocr_leaves_no_telemetry_behind(tmp_path: Path, page: np.ndarray) -> Non
     )
     assert proc.returncode == 0 and "added" in proc.stdout, proc.stderr
     assert not (home / ".cache" / "Microsoft").exists()
+
+
+GULF_SOUTH = "contracts_pdf/GULFSOUTHMEDICALSUPPLYINC_12_24_1997-EX-4-AFFILIATE AGREEMENT.PDF"
+
+
+def test_a_page_misjudged_as_upside_down_is_read_the_right_way_up(tmp_path: Path, no_tesseract: None) -> None:
+    """CUAD's Gulf South contract is set in small monospace type whose ascenders fool the orientation
+    estimate into turning its first page upside down; the OCR's own confidence turns it back, so the
+    page reads as text (not a few unsure letters) and its words sit where they are on the page."""
+    import pymupdf
+
+    from tests.conftest import CORPUS
+
+    source = CORPUS / GULF_SOUTH
+    if not source.is_file():
+        pytest.skip(f"real-world corpus not found at {CORPUS}")
+    with pymupdf.open(source) as doc:
+        pix = doc[0].get_pixmap(dpi=200, colorspace=pymupdf.csGRAY)
+    scan = np.frombuffer(pix.samples, np.uint8).reshape(pix.height, pix.width)
+    assert estimate_orientation(scan).quarter_turns == 2  # the misjudgement this guards against
+    image = tmp_path / "page.png"
+    assert cv2.imwrite(str(image), scan)
+    doc = load(image)
+    text = " ".join(s.text for s in doc.segments if s.role == "ocr")
+    for phrase in ("Southpoint Boulevard", "Jacksonville, Florida", "Internal Revenue Code"):
+        assert phrase in text
+    title = next(s for s in doc.segments if s.role == "ocr" and "Southpoint" in s.text)
+    assert (title.anchor.bbox or (0, 0, 0, 0))[1] < doc.pages[0].height / 4  # near the top: the page is upright
