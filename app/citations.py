@@ -13,6 +13,18 @@ from typing import Any
 from ingest.document import CITED_PLACE, cited_place
 
 _CITE_RE = re.compile(rf"\[(?:(?:D|e-?mail\s*)(?P<doc>\d+)\s*,?\s*)?{CITED_PLACE}\]", re.IGNORECASE)
+# Citations written in words: "on page 4", "pages 3 and 4", "(p. 4)", "(pp. 3-4)".
+_PROSE_PAGE_RE = re.compile(
+    r"\b(?P<pages>pages?\s+(?:\d{1,4}|[ivxlc]{1,6}\b)(?:\s*(?:-|–|to|and|&|,)\s*\d{1,4})*)"
+    r"|\((?P<paren>pp?\.\s*\d{1,4}(?:\s*(?:-|–|,|and)\s*\d{1,4})*)\)",
+    re.IGNORECASE,
+)
+# "Section 15.7", "clause 11.2", "§ 12.3", "Article 5": the page that holds that heading (in a Word,
+# text or e-mail document: that clause, as [§ 12.3] is).
+_SECTION_RE = re.compile(
+    r"(?:\b(?:sections?|sec\.|clauses?|articles?)|§)\s*(?P<number>\d{1,3}(?:\.\d{1,3}){0,3}(?:\([a-z0-9]{1,3}\))?)",
+    re.IGNORECASE,
+)
 _QUOTE_BEFORE_RE = re.compile(r"[\"“”]([^\"“”]{3,600})[\"“”][\s,;:.]{0,3}$")
 _FOLD = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-", "\u00ad": None})
 _RANGE_RE = re.compile(r"^(\S+?)\s*[-–—]\s*(\S+)$")
@@ -20,8 +32,8 @@ _RANGE_RE = re.compile(r"^(\S+?)\s*[-–—]\s*(\S+)$")
 
 @dataclass(frozen=True)
 class Citation:
-    kind: str  # 'page' | 'time' | 'section' | 'paragraph'
-    text: str  # as written, e.g. '[p. 3]'
+    kind: str  # 'page' | 'time' | 'section' | 'paragraph' (see ANCHOR_KINDS)
+    text: str  # as written, e.g. '[p. 3]', '[§ 12.3]', 'on page 3', 'Section 15.7'
     start: int
     end: int
     doc_index: int  # 1-based within the conversation's documents
@@ -33,6 +45,7 @@ class Citation:
     quote_found: bool | None = None  # None when the answer quoted nothing
     attachment: int | None = None  # the cited place is in this attachment of the e-mail doc_index names
     document_id: int | None = None  # the document checked: the e-mail's attachment when one is cited
+    written: str = "bracket"  # 'bracket' ([p. 3]) or 'prose' (on page 3, Section 15.7)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,32 +81,81 @@ def _page_labels(spec: str) -> list[str]:
     return labels
 
 
+def _quote_before(answer: str, at: int) -> str | None:
+    match = _QUOTE_BEFORE_RE.search(answer[max(0, at - 700) : at])
+    return match.group(1).strip() if match else None
+
+
+def _bracketed(answer: str, match: re.Match[str]) -> Citation | None:
+    place = cited_place(match)
+    if place is None:
+        return None
+    doc = int(match.group("doc") or 1)
+    at = (match.group(0), match.start(), match.end(), doc)
+    common = {"quote": _quote_before(answer, match.start()), "attachment": place.attachment}
+    if place.kind == "time":
+        return Citation("time", *at, t_seconds=parse_timestamp(place.value), **common)  # type: ignore[arg-type]
+    if place.kind in ("section", "paragraph"):
+        return Citation(place.kind, *at, labels=(place.value,), **common)  # type: ignore[arg-type]
+    labels = tuple(_page_labels(place.value))
+    return Citation("page", *at, labels=labels, **common) if labels else None  # type: ignore[arg-type]
+
+
+def _prose_page(answer: str, match: re.Match[str]) -> Citation | None:
+    spec = match.group("pages") or match.group("paren")
+    spec = re.sub(r"^(?:pages?|pp?\.)\s*", "", spec, flags=re.IGNORECASE).replace(" to ", "-")
+    labels = tuple(_page_labels(spec))
+    if not labels:
+        return None
+    start, end = match.span()
+    return Citation("page", match.group(0), start, end, 1, labels=labels, quote=_quote_before(answer, start),
+                    written="prose")  # fmt: skip
+
+
+def _section(answer: str, match: re.Match[str]) -> Citation:
+    start, end = match.span()
+    return Citation("section", match.group(0), start, end, 1, labels=(match.group("number"),),
+                    quote=_quote_before(answer, start), written="prose")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class AnchorKind:
+    """One way an answer can point into a document: how it is written, and how it is read back.
+
+    To add an anchor kind, add one entry to ANCHOR_KINDS and, if it does not resolve to pages like
+    'section' does, a branch in `check`. Bracketed forms ([p. 4], [§ 12.3], [¶ 41], [attachment 1,
+    p. 2]) are one kind: ingest.document.CITED_PLACE defines them for the writer and the reader."""
+
+    name: str
+    pattern: re.Pattern[str]
+    read: Callable[[str, re.Match[str]], Citation | None]
+
+
+# In order of precedence: where two overlap, the earlier kind keeps the text.
+ANCHOR_KINDS: tuple[AnchorKind, ...] = (
+    AnchorKind("bracket", _CITE_RE, _bracketed),
+    AnchorKind("prose page", _PROSE_PAGE_RE, _prose_page),
+    AnchorKind("section", _SECTION_RE, _section),
+)
+
+
+_QUOTED_SPAN_RE = re.compile(r"[\"“][^\"“”]{1,600}[\"”]")
+
+
 def find_citations(answer: str) -> list[Citation]:
     found: list[Citation] = []
-    for match in _CITE_RE.finditer(answer):
-        place = cited_place(match)
-        if place is None:
-            continue
-        doc = int(match.group("doc") or 1)
-        quote_match = _QUOTE_BEFORE_RE.search(answer[max(0, match.start() - 700) : match.start()])
-        quote = quote_match.group(1).strip() if quote_match else None
-        common = {"quote": quote, "attachment": place.attachment}
-        if place.kind == "time":
-            seconds = parse_timestamp(place.value)
-            found.append(
-                Citation("time", match.group(0), match.start(), match.end(), doc, t_seconds=seconds, **common)  # type: ignore[arg-type]
-            )
-        elif place.kind in ("section", "paragraph"):
-            found.append(
-                Citation(place.kind, match.group(0), match.start(), match.end(), doc, labels=(place.value,), **common)  # type: ignore[arg-type]
-            )
-        else:
-            labels = tuple(_page_labels(place.value))
-            if labels:
-                found.append(
-                    Citation("page", match.group(0), match.start(), match.end(), doc, labels=labels, **common)  # type: ignore[arg-type]
-                )
-    return found
+    # Words quoted from the document ('"as set out in Section 7"') are the document's, not a citation.
+    quoted = [m.span() for m in _QUOTED_SPAN_RE.finditer(answer)]
+    for kind in ANCHOR_KINDS:
+        for match in kind.pattern.finditer(answer):
+            if any(c.start < match.end() and match.start() < c.end for c in found):
+                continue
+            if kind.name != "bracket" and any(s <= match.start() < e for s, e in quoted):
+                continue
+            citation = kind.read(answer, match)
+            if citation is not None:
+                found.append(citation)
+    return sorted(found, key=lambda c: c.start)
 
 
 def normalize_for_match(text: str) -> str:
@@ -116,8 +178,20 @@ class DocumentIndex:
     document_id: int | None = None
     unit: str = "page"  # 'paragraph' for Word, text and e-mail documents (ingest.document.unit_of)
     # A clause's paragraphs (the numbered one, its sub-clauses and unnumbered paragraphs up to the next clause).
-    section_pages: Callable[[int], list[int]] | None = None
+    clause_paragraphs: Callable[[int], list[int]] | None = None
     attachments: dict[int, DocumentIndex] = field(default_factory=dict)  # an e-mail's, by position
+
+    def section_pages(self, number: str) -> tuple[int, ...]:
+        """The page whose text opens a line with this section number ('15.7', 'Section 15.7')."""
+        number = number.split("(")[0]  # '12.3(a)' sits under the heading '12.3'
+        heading = re.compile(
+            r"^\s*(?:(?:section|sec\.|clause|article|§)\s*)?" + re.escape(number) + r"(?![\d]|\.\d)",
+            re.IGNORECASE | re.MULTILINE,
+        )
+        for page in range(1, self.page_count + 1):
+            if heading.search(self.page_text(page)):
+                return (page,)
+        return ()
 
 
 def check(citations: list[Citation], documents: list[DocumentIndex]) -> list[Citation]:
@@ -137,8 +211,12 @@ def check(citations: list[Citation], documents: list[DocumentIndex]) -> list[Cit
             ok = c.t_seconds is not None and doc.duration_s is not None and 0 <= c.t_seconds <= doc.duration_s + 1
             checked.append(replace(c, valid=ok))
             continue
-        if c.kind in ("section", "paragraph"):
+        if c.kind == "paragraph" or (c.kind == "section" and doc.unit == "paragraph"):
             checked.append(_check_paragraphs(c, doc))
+            continue
+        if c.kind == "section":  # in a PDF: the page that opens with that heading
+            pages = doc.section_pages(c.labels[0]) if doc.duration_s is None else ()
+            checked.append(replace(c, pages=pages, valid=bool(pages), quote_found=_quote_on(c.quote, pages, doc)))
             continue
         if doc.unit == "paragraph":  # a Word, text or e-mail document has no pages to cite
             checked.append(replace(c, valid=False, quote_found=False if c.quote is not None else None))
@@ -149,27 +227,23 @@ def check(citations: list[Citation], documents: list[DocumentIndex]) -> list[Cit
             labels = (written,)  # '[p. 2-14]' where the page is printed '2-14' (chapter-page), not a range
         pages = tuple(p for p in (_resolve(label, doc) for label in labels) if p is not None)
         valid = bool(pages) and len(pages) == len(labels)
-        quote_found = None
-        if c.quote is not None:
-            from app.quotes import quote_in  # app.quotes builds on normalize_for_match above
-
-            quote_found = any(quote_in(c.quote, doc.page_text(p)) for p in pages)
-        checked.append(replace(c, labels=labels, pages=pages, valid=valid, quote_found=quote_found))
+        checked.append(replace(c, labels=labels, pages=pages, valid=valid, quote_found=_quote_on(c.quote, pages, doc)))
     return checked
 
 
 def _check_paragraphs(c: Citation, doc: DocumentIndex) -> Citation:
-    """[§ 12.3]: the clause's paragraphs (sub-clauses included); [¶ 41]: that paragraph. A quote is
-    checked against their text as it reads, and with tracked changes accepted."""
+    """[§ 12.3] in a Word, text or e-mail document: the clause's paragraphs (sub-clauses included);
+    [¶ 41]: that paragraph. A quote is checked against their text as it reads, and with tracked
+    changes accepted."""
     from app.quotes import quote_in
     from ingest.word import accepted_text
 
     value = c.labels[0] if c.labels else ""
-    if doc.unit != "paragraph":
+    if doc.unit != "paragraph":  # a PDF's paragraphs are not numbered
         return replace(c, valid=False)
     if c.kind == "section":
         first = _printed_label(value, doc)
-        pages = tuple(doc.section_pages(first)) if first is not None and doc.section_pages else ()
+        pages = tuple(doc.clause_paragraphs(first)) if first is not None and doc.clause_paragraphs else ()
         if first is not None and not pages:
             pages = (first,)
     else:
@@ -182,6 +256,14 @@ def _check_paragraphs(c: Citation, doc: DocumentIndex) -> Citation:
     elif c.quote is not None:
         quote_found = False
     return replace(c, pages=pages, valid=bool(pages), quote_found=quote_found)
+
+
+def _quote_on(quote: str | None, pages: tuple[int, ...], doc: DocumentIndex) -> bool | None:
+    if quote is None:
+        return None
+    from app.quotes import quote_in  # app.quotes builds on normalize_for_match above
+
+    return any(quote_in(quote, doc.page_text(p)) for p in pages)
 
 
 def _written_pages(text: str) -> str:

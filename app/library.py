@@ -1,4 +1,4 @@
-"""The document library: add (one transaction, sha256-deduplicated), list, resolve, read back."""
+"""The document library: add (one transaction, sha256-deduplicated, audited), list, resolve, read back."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from ingest.progress import ProgressFn
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
+
+    from app.audit import DocumentAudit
 
 # Rough chars-per-token for the library column; the exact count is taken when a prompt is built.
 CHARS_PER_TOKEN = 4
@@ -97,9 +99,10 @@ class StoredKeyframe:
 
 
 class Library:
-    def __init__(self, db: Database, blobs_dir: Path, ocr: OcrOptions | None = None) -> None:
+    def __init__(self, db: Database, blobs_dir: Path, *, audit: DocumentAudit, ocr: OcrOptions | None = None) -> None:
         self.db = db
         self.blobs_dir = blobs_dir
+        self.audit = audit  # every add goes into the audit log, from the CLI and the window alike
         self.ocr = ocr or OcrOptions()  # how scanned pages of files added from here are read
 
     # -- adding ---------------------------------------------------------------------------------
@@ -116,7 +119,7 @@ class Library:
         if source.is_file():
             existing = self._by_sha(file_sha256(source))
             if existing is not None:
-                self._remember_source(existing.id, source)
+                self._remember_source(existing, source)
                 return AddResult(existing, created=False)
         document = load(source, password=password, limits=limits, ocr=self.ocr, progress=progress)
         return self.store(document)
@@ -125,13 +128,14 @@ class Library:
         """Store a document (and an e-mail's attachments, each a document linked to it) in one transaction."""
         existing = self._by_sha(document.sha256)
         if existing is not None:
-            self._remember_source(existing.id, Path(document.source_path))
+            self._remember_source(existing, Path(document.source_path))
             return AddResult(existing, created=False)
         # Blobs are content-addressed and written first: an orphan blob after a crash is harmless,
         # a row pointing at a missing blob is not.
         prepared = self._prepare(document, original=None)
         with self.db.atomic():
             doc_id = self._insert(prepared)
+        self.audit.log.sync_head()
         return AddResult(self.get(doc_id), created=True)
 
     def _prepare(self, document: Document, original: str | None) -> _Prepared:
@@ -199,6 +203,9 @@ class Library:
             self.db.table("document_sources").insert(
                 {"document_id": doc_id, "path": document.source_path, "added_at": now}
             )
+        # Every document stored is audited in the same transaction: an e-mail and each attachment.
+        row = self.get(doc_id)
+        self.audit.added(row.sha256, _audit_details(row, document.source_path, created=True))
         for position, (attachment, part) in enumerate(prepared.attachments, start=1):
             part_id = None
             if attachment.document is not None:
@@ -226,12 +233,17 @@ class Library:
             atomic_write_bytes(target, data)
         return name
 
-    def _remember_source(self, doc_id: int, source: Path) -> None:
+    def _remember_source(self, doc: DocumentRow, source: Path) -> None:
+        """The same content from another path: remembered (and audited) once per path."""
         with self.db.atomic():
-            self.db.execute(
+            inserted = self.db.execute(
                 "INSERT OR IGNORE INTO document_sources(document_id, path, added_at) VALUES (?, ?, ?)",
-                [doc_id, str(source), now_iso()],
-            )
+                [doc.id, str(source), now_iso()],
+            ).rowcount
+            if inserted:
+                self.audit.added(doc.sha256, _audit_details(doc, str(source), created=False))
+        if inserted:
+            self.audit.log.sync_head()
 
     # -- reading --------------------------------------------------------------------------------
     def _by_sha(self, sha256: str) -> DocumentRow | None:
@@ -427,6 +439,19 @@ def _suffix(name: str) -> str:
     """A safe file suffix for a stored attachment ('.pdf'), so the blob can be opened by type."""
     suffix = Path(name).suffix.lower()
     return suffix if len(suffix) <= 8 and suffix[1:].isalnum() else ".bin"
+
+
+def _audit_details(doc: DocumentRow, source: str, *, created: bool) -> dict[str, Any]:
+    return {
+        "document_id": doc.id,
+        "title": doc.title,
+        "kind": doc.kind,
+        "path": source,
+        "bytes": doc.size_bytes,
+        "pages": doc.page_count,
+        "duration_s": doc.duration_s,
+        "created": created,  # False: content already in the library, added again from another path
+    }
 
 
 def _png_tokens(png: bytes) -> int:

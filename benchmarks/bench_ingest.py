@@ -422,6 +422,7 @@ def bench_ocr_cuad(engines: list[tuple[str, object]]) -> list[str]:
             recall = sum(min(ours[w], n) for w, n in ref.items()) / max(1, sum(ref.values()))
             worst = min(worst, recall)
             recall_rows.append(f"| {pdf.name[:48]} | {count} | {recall * 100:.2f}% | {count / spent:.2f} |")
+            print(recall_rows[-1], file=sys.stderr, flush=True)  # a long run shows its progress
     for name, _ in engines:
         e, n = errors[name]
         sample_rows.append(f"| {name} | {e / max(1, n) * 100:.2f}% | {sample_pages / seconds[name]:.2f} |")
