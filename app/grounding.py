@@ -355,15 +355,14 @@ class Sources:
             for seg in library.segments(doc_id):
                 if not seg.text:
                     continue
+                text = _readings(seg.text)
                 key = (doc_id, seg.page, seg.t_seconds)
                 if key in where:
                     u = where[key]
-                    units[u] = replace(units[u], text=f"{units[u].text}\n{seg.text}")
+                    units[u] = replace(units[u], text=f"{units[u].text}\n{text}")
                 else:
                     where[key] = len(units)
-                    units.append(
-                        Unit(doc_index, doc_id, seg.page, seg.label, seg.t_seconds, seg.text, unit, attachment)
-                    )
+                    units.append(Unit(doc_index, doc_id, seg.page, seg.label, seg.t_seconds, text, unit, attachment))
         ids = list(dict.fromkeys(doc_id for _, doc_id, _ in parts))
 
         def search(terms: list[str]) -> list[int]:
@@ -541,6 +540,16 @@ class Sources:
             checked=checked,
             cited=written,
         )
+
+
+def _readings(text: str) -> str:
+    """A Word paragraph with tracked changes as it reads with the changes accepted, then as marked
+    (what was inserted or deleted, by whom): a claim about either is found; the viewer marks a passage
+    of the accepted reading across the change marks."""
+    from ingest.word import accepted_text
+
+    accepted = accepted_text(text)
+    return text if accepted == text else f"{accepted}\n{text}"
 
 
 @dataclass(frozen=True)
