@@ -293,28 +293,7 @@ class DocumentViewer(QWidget):
                 cited = f"Paragraph {page}" if page is not None else "The cited paragraph"
             self._say(f"{cited} is not in this document: the citation points nowhere.", "warn")
             return
-        if self.doc.kind in FLOWING_KINDS:
-            self._go_flow(page, quote=quote, quote_state=quote_state, terms=terms, note=note)
-            return
         self._go(page, quote=quote, quote_state=quote_state, terms=terms, note=note)
-
-    def _go_flow(
-        self,
-        number: int,
-        *,
-        quote: str | None = None,
-        quote_state: str | None = None,
-        terms: tuple[str, ...] = (),
-        note: str = "",
-    ) -> None:
-        """A paragraph of a Word, text or e-mail document, with the quote (or search words) marked."""
-        self.page_number = number
-        self._quote, self._quote_state, self._terms, self._note = quote, quote_state, terms, note
-        marked = self.flow.go_to(number, quote, terms)
-        self._say(*self._banner("", marked and bool(quote)))
-        self._set_controls()
-        if self.doc is not None:
-            self.page_shown.emit(self.doc.id, number)
 
     def _open_attachment(self, document_id: int) -> None:
         if self.open_document(document_id):
@@ -343,6 +322,13 @@ class DocumentViewer(QWidget):
     ) -> None:
         self.page_number = number
         self._quote, self._quote_state, self._terms, self._note = quote, quote_state, terms, note
+        if self._flowing():  # a paragraph of a Word, text or e-mail document, the quote or words marked
+            marked = self.flow.go_to(number, quote, terms)
+            self._say(*self._banner("", marked and bool(quote)))
+            self._set_controls()
+            if self.doc is not None:
+                self.page_shown.emit(self.doc.id, number)
+            return
         row = next((i for i, p in enumerate(self.pages) if p.number == number), -1)
         self.thumbnails.blockSignals(True)
         self.thumbnails.setCurrentRow(row)
@@ -450,10 +436,7 @@ class DocumentViewer(QWidget):
     def _step(self, delta: int) -> None:
         row = next((i for i, p in enumerate(self.pages) if p.number == self.page_number), -1)
         if row >= 0 and 0 <= row + delta < len(self.pages):
-            if self.doc is not None and self.doc.kind in FLOWING_KINDS:
-                self._go_flow(self.pages[row + delta].number)
-            else:
-                self._go(self.pages[row + delta].number)
+            self._go(self.pages[row + delta].number)
 
     # -- zoom --------------------------------------------------------------------------------------
     def zoom_in(self) -> None:
