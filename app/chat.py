@@ -143,7 +143,7 @@ def document_index(ctx: AppContext, doc_id: int) -> DocumentIndex:
         page_text=functools.partial(library.page_text, doc_id),
         document_id=doc_id,
         unit=unit_of(doc.kind),
-        clause_paragraphs=functools.partial(library.section_pages, doc_id),
+        clause_paragraphs=functools.partial(library.clause_paragraphs, doc_id),
     )
 
 

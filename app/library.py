@@ -398,7 +398,7 @@ class Library:
         ).fetchall()
         return {str(label): int(number) for number, label in rows}
 
-    def section_pages(self, doc_id: int, first: int) -> list[int]:
+    def clause_paragraphs(self, doc_id: int, first: int) -> list[int]:
         """A clause of a flowing document: its numbered paragraph, the paragraphs of its sub-clauses
         ('12.3.1', '12.3(a)') and the unnumbered ones among them, up to the next clause that is not one
         of its own."""
