@@ -350,7 +350,11 @@ class Sources:
                 *((a.document_id, a.position) for a in library.attachments(doc_id) if a.document_id is not None),
             ]
         ]
+        read: set[int] = set()
         for doc_index, doc_id, attachment in parts:
+            if doc_id in read:  # an attachment also selected on its own: its units once, where first met
+                continue
+            read.add(doc_id)
             unit = unit_of(library.get(doc_id).kind)
             for seg in library.segments(doc_id):
                 if not seg.text:
@@ -363,7 +367,7 @@ class Sources:
                 else:
                     where[key] = len(units)
                     units.append(Unit(doc_index, doc_id, seg.page, seg.label, seg.t_seconds, text, unit, attachment))
-        ids = list(dict.fromkeys(doc_id for _, doc_id, _ in parts))
+        ids = list(read)
 
         def search(terms: list[str]) -> list[int]:
             from app.search import fts_query
