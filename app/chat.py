@@ -14,6 +14,7 @@ from app.conversations import Conversations, MessageRow
 from app.engines import make_engine
 from app.errors import FolioError
 from app.grounding import Sources, ground_answer
+from app.library import DocumentRow
 from app.models import ModelRecord, read_facts_cached
 from assets import read_text
 from inference.chat_format import Message, PromptPart, opens_thinking, template_for
@@ -36,7 +37,7 @@ from inference.prompt import PromptDocument, RenderedPrompt, SourceBlock, build_
 from inference.remote import RemoteEngine
 from inference.thinking import ThinkingSplitter
 from inference.vision import has_images
-from ingest.document import Anchor
+from ingest.document import Anchor, unit_of
 
 
 @dataclass(frozen=True)
@@ -85,51 +86,90 @@ def prompt_documents(
     pages: Mapping[int, Collection[int]] | None = None,
 ) -> list[PromptDocument]:
     """Documents as marked blocks; with images=True a scanned page or keyframe opens its own block.
-    `pages` keeps only those pages of a document (its caller says so to the model and the user)."""
+    `pages` keeps only those pages of a document (its caller says so to the model and the user).
+    An e-mail brings its attachments along, each part marked with its attachment number."""
     library = ctx.library
     documents: list[PromptDocument] = []
     for index, doc_id in enumerate(document_ids, start=1):
         doc = library.get(doc_id)
-        blocks: list[SourceBlock] = []
-        current_marker: str | None = None
-        current_image: str | None = None
-        lines: list[str] = []
         keep = pages.get(doc_id) if pages is not None else None
-        for seg in library.segments(doc_id):
-            if keep is not None and seg.page not in keep:
+        blocks = _source_blocks(ctx, doc, images=images, keep=keep)
+        for attachment in library.attachments(doc_id):
+            if attachment.document_id is None or (pages is not None and attachment.document_id not in pages):
                 continue
-            image = str(ctx.paths.blobs_dir / seg.image_blob) if images and seg.image_blob else None
-            if not seg.text and image is None:
-                continue
-            marker = Anchor(page=seg.page, label=seg.label, t_seconds=seg.t_seconds).marker()
-            if (marker != current_marker or image is not None) and (lines or current_image):
-                blocks.append(SourceBlock(current_marker or "", "\n".join(lines), image=current_image))
-                lines = []
-                current_image = None
-            current_marker = marker
-            current_image = image or current_image
-            if seg.text:
-                lines.append(seg.text)
-        if lines or current_image:
-            blocks.append(SourceBlock(current_marker or "", "\n".join(lines), image=current_image))
+            part = library.get(attachment.document_id)
+            part_keep = pages.get(part.id) if pages is not None else None
+            blocks += _source_blocks(ctx, part, images=images, attachment=attachment.position, keep=part_keep)
         documents.append(PromptDocument(index=index, title=doc.title, blocks=blocks))
     return documents
+
+
+def _source_blocks(
+    ctx: AppContext,
+    doc: DocumentRow,
+    *,
+    images: bool,
+    attachment: int | None = None,
+    keep: Collection[int] | None = None,
+) -> list[SourceBlock]:
+    blocks: list[SourceBlock] = []
+    current_marker: str | None = None
+    current_image: str | None = None
+    lines: list[str] = []
+    unit = unit_of(doc.kind)
+    for seg in ctx.library.segments(doc.id):
+        if keep is not None and seg.page not in keep:
+            continue
+        image = str(ctx.paths.blobs_dir / seg.image_blob) if images and seg.image_blob else None
+        if not seg.text and image is None:
+            continue
+        anchor = Anchor(page=seg.page, label=seg.label, t_seconds=seg.t_seconds, unit=unit, attachment=attachment)
+        marker = anchor.marker()
+        if (marker != current_marker or image is not None) and (lines or current_image):
+            blocks.append(SourceBlock(current_marker or "", "\n".join(lines), image=current_image))
+            lines = []
+            current_image = None
+        current_marker = marker
+        current_image = image or current_image
+        if seg.text:
+            lines.append(seg.text)
+    if lines or current_image:
+        blocks.append(SourceBlock(current_marker or "", "\n".join(lines), image=current_image))
+    return blocks
 
 
 def document_indexes(ctx: AppContext, document_ids: list[int]) -> list[DocumentIndex]:
     library = ctx.library
     indexes = []
     for doc_id in document_ids:
-        doc = library.get(doc_id)
-        indexes.append(
-            DocumentIndex(
-                label_to_page=library.page_labels(doc_id),
-                page_count=doc.page_count,
-                duration_s=doc.duration_s,
-                page_text=functools.partial(library.page_text, doc_id),
-            )
-        )
+        index = document_index(ctx, doc_id)
+        for attachment in library.attachments(doc_id):
+            if attachment.document_id is not None:
+                index.attachments[attachment.position] = document_index(ctx, attachment.document_id)
+        indexes.append(index)
     return indexes
+
+
+def document_index(ctx: AppContext, doc_id: int) -> DocumentIndex:
+    library = ctx.library
+    doc = library.get(doc_id)
+    return DocumentIndex(
+        label_to_page=library.page_labels(doc_id),
+        page_count=doc.page_count,
+        duration_s=doc.duration_s,
+        page_text=functools.partial(library.page_text, doc_id),
+        document_id=doc_id,
+        unit=unit_of(doc.kind),
+        clause_paragraphs=functools.partial(library.clause_paragraphs, doc_id),
+    )
+
+
+def _with_attachments(ctx: AppContext, document_ids: list[int]) -> list[int]:
+    library = ctx.library
+    out = list(document_ids)
+    for doc_id in document_ids:
+        out += [a.document_id for a in library.attachments(doc_id) if a.document_id is not None]
+    return list(dict.fromkeys(out))
 
 
 class ChatService:
@@ -264,7 +304,8 @@ class ChatService:
         emit(ChatStarted(conversation_id, user_id, answer_id, plan.label, plan.demo))
         splitter = ThinkingSplitter(in_thinking=plan.starts_in_thinking)
         sampling = Sampling.recommended(thinking=think, max_tokens=answer_tokens)
-        tags = tuple(self.ctx.library.get(d).sha256 for d in document_ids)  # so a purge finds their snapshots
+        # Every document read (an e-mail's attachments too), so a purge finds the snapshots holding it.
+        tags = tuple(self.ctx.library.get(d).sha256 for d in _with_attachments(self.ctx, document_ids))
         request = GenerateRequest(
             plan.parts, sampling, plan.prefix_parts, messages=plan.messages, thinking=think, prefix_tags=tags
         )

@@ -94,7 +94,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> di
 def collect_files(paths: list[str]) -> tuple[list[Path], list[str], int]:
     """Files named directly, plus documents found in folders (sniffed by content). Returns
     (files, references that are library ids, number of other files skipped in folders)."""
-    from ingest.sniff import sniff_bytes
+    from ingest.sniff import sniff
 
     files: list[Path] = []
     ids: list[str] = []
@@ -106,8 +106,7 @@ def collect_files(paths: list[str]) -> tuple[list[Path], list[str], int]:
                 if any(part.startswith(".") for part in candidate.relative_to(path).parts):
                     continue
                 try:
-                    with candidate.open("rb") as handle:
-                        kind = sniff_bytes(handle.read(64)).family
+                    kind = sniff(candidate).family
                 except OSError:
                     kind = "unknown"
                 if kind == "unknown":

@@ -177,7 +177,7 @@ class Conversations:
 # The stored claim's columns, in the order _claim_from_row reads them; JSON columns hold lists.
 _CLAIM_COLUMNS = (
     "char_start", "char_end", "kind", "text", "verdict", "reason", "doc_index", "document_id", "page", "label",
-    "t_seconds", "passage", "score", "quote", "quote_found", "checked", "missing", "cited", "citations",
+    "t_seconds", "passage", "score", "quote", "quote_found", "checked", "missing", "cited", "citations", "place",
 )  # fmt: skip
 _CLAIM_JSON = ("checked", "missing", "cited", "citations")
 _RENAMED = {"char_start": "start", "char_end": "end"}
@@ -189,6 +189,7 @@ def _claim_to_row(claim: dict[str, Any]) -> dict[str, Any]:
         row[column] = json.dumps(list(row[column] or []))
     row["reason"] = row["reason"] or ""
     row["passage"] = row["passage"] or ""
+    row["place"] = row["place"] or ""
     row["score"] = row["score"] or 0.0
     if row["quote_found"] is not None:
         row["quote_found"] = int(bool(row["quote_found"]))

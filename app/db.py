@@ -302,6 +302,33 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX extraction_reviews_cell ON extraction_reviews(run_id, document_id, field_key, id);
         """,
     ),
+    (
+        "m016_ocr_words",
+        """
+        ALTER TABLE segments ADD COLUMN words TEXT;
+        """,
+    ),
+    (
+        "m016b_email_attachments",
+        """
+        ALTER TABLE documents ADD COLUMN original_blob TEXT;
+        CREATE TABLE attachments (
+            email_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            document_id INTEGER REFERENCES documents(id) ON DELETE SET NULL,
+            note TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (email_id, position)
+        );
+        CREATE INDEX attachments_document ON attachments(document_id);
+        """,
+    ),
+    (
+        "m016c_claim_place",
+        """
+        ALTER TABLE claims ADD COLUMN place TEXT NOT NULL DEFAULT '';
+        """,
+    ),
 ]
 
 KNOWN = [name for name, _ in MIGRATIONS]

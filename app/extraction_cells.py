@@ -30,7 +30,7 @@ from app.grounding import ADDED, EXEMPT, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_P
 from app.quotes import DEFAULT_THRESHOLD, find_quote
 from app.templates import TemplateField
 from app.verdicts import LABELS
-from ingest.document import Anchor
+from ingest.document import Anchor, parse_cited
 
 # Flags: what went wrong with an answer, or what the reader must know about it.
 CUT_OFF = "cut_off"  # the answer did not finish within the context
@@ -113,8 +113,9 @@ _CITED_PREFIX_RE = re.compile(r"^\s*\[?\s*(?:pages?|pp?\.?)?\s*", re.IGNORECASE)
 
 
 def cited_anchors(cited: str, sources: Sources) -> list[Cited]:
-    """What a cited marker ('4', 'p. 4', '[p. iv]', 't 00:01:23') points to, in grounding's terms: a
-    page or time of the one document, or an anchor to nothing when no such page exists."""
+    """What a cited marker ('4', 'p. 4', '[p. iv]', 't 00:01:23', '§ 12.3', '¶ 41') points to, in
+    grounding's terms: a page, paragraph or time of the one document, or an anchor to nothing when no
+    such place exists."""
     text = cited.strip().strip("[]").strip()
     if not text:
         return []
@@ -124,6 +125,14 @@ def cited_anchors(cited: str, sources: Sources) -> list[Cited]:
         if seconds is not None and sources.unit_of(1, None, seconds) is not None:
             return [Cited(1, None, seconds, cited)]
         return [Cited(1, None, None, cited)]
+    place = parse_cited(text)
+    if place is not None and place.kind in ("section", "paragraph"):
+        index = sources.indexes[0]
+        if place.kind == "paragraph":
+            return [Cited(1, int(place.value), None, cited)]
+        at = index.label_to_page.get(place.value) if index.unit == "paragraph" else None
+        pages = (at,) if at is not None else index.section_pages(place.value)
+        return [Cited(1, pages[0] if pages else None, None, cited)]
     label = _CITED_PREFIX_RE.sub("", text).strip().rstrip(".")
     page = resolve_page(label, sources.indexes[0]) if label else None
     return [Cited(1, page, None, cited)]

@@ -45,6 +45,7 @@ class SearchHit:
     conversation_id: int | None = None
     message_id: int | None = None
     role: str | None = None
+    document_kind: str = "pdf"  # how its places are cited (pages, or paragraphs in Word/text/e-mail)
 
     def marked(self, before: str = "[", after: str = "]") -> str:
         """The snippet with each highlight wrapped, e.g. for a terminal."""
@@ -59,12 +60,12 @@ class SearchHit:
     def anchor(self) -> str:
         if self.kind == "message":
             return f"conversation {self.conversation_id}, message {self.message_id}"
-        if self.t_seconds is not None:
-            from ingest.document import format_timestamp
+        from ingest.document import Anchor, unit_of
 
-            return f"#{self.document_id} t {format_timestamp(self.t_seconds)}"
-        page = self.label if self.label and self.label != str(self.page) else self.page
-        return f"#{self.document_id} p. {page}"
+        unit = unit_of(self.document_kind)
+        label = self.label if unit == "paragraph" or (self.label and self.label != str(self.page)) else None
+        cited = Anchor(page=self.page, label=label, t_seconds=self.t_seconds, unit=unit).cited()
+        return f"#{self.document_id} {cited}"
 
 
 def fts_query(text: str) -> str:
@@ -148,7 +149,7 @@ class Search:
     def _documents(self, query: str, limit: int) -> list[SearchHit]:
         rows = self.db.execute(
             f"""
-            SELECT s.document_id, d.title, s.page, s.label, s.t_seconds, bm25(segments_fts) AS score,
+            SELECT s.document_id, d.title, s.page, s.label, s.t_seconds, d.kind, bm25(segments_fts) AS score,
                    snippet(segments_fts, 0, ?, ?, '…', {SNIPPET_TOKENS})
             FROM segments_fts JOIN segments s ON s.id = segments_fts.rowid
             JOIN documents d ON d.id = s.document_id
@@ -157,7 +158,7 @@ class Search:
             [_OPEN, _CLOSE, query, limit],
         ).fetchall()
         hits = []
-        for doc_id, title, page, label, t_seconds, score, marked in rows:
+        for doc_id, title, page, label, t_seconds, kind, score, marked in rows:
             snippet, spans = _split_marks(marked)
             hits.append(
                 SearchHit(
@@ -170,6 +171,7 @@ class Search:
                     page=page,
                     label=label,
                     t_seconds=t_seconds,
+                    document_kind=str(kind),
                 )
             )
         return hits

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tempfile
 import tomllib
 from dataclasses import dataclass, field
@@ -22,6 +23,12 @@ class Limits:
     max_file_mb: int = 2048
     max_pages: int = 5000
     max_video_minutes: int = 180
+
+
+@dataclass
+class Ocr:
+    engine: str = "rapidocr"  # rapidocr (built in) | tesseract (needs Tesseract installed) | off
+    language: str = "eng"  # Tesseract's language codes, e.g. 'heb', 'hin', 'eng+fra' (rapidocr has one model)
 
 
 @dataclass
@@ -48,6 +55,7 @@ class Settings:
     server_images: bool = True  # send scanned pages / keyframes to the server as images
     limits: Limits = field(default_factory=Limits)
     extraction: Extraction = field(default_factory=Extraction)
+    ocr: Ocr = field(default_factory=Ocr)
 
     def validate(self) -> None:
         if self.kv_cache_type not in KV_TYPES:
@@ -58,6 +66,12 @@ class Settings:
             raise FolioError("settings: server_url must start with http:// or https://")
         if self.server_timeout_s <= 0:
             raise FolioError("settings: server_timeout_s must be > 0")
+        from ingest.ocr import ENGINES
+
+        if self.ocr.engine not in ENGINES:
+            raise FolioError(f"settings: [ocr] engine must be one of {', '.join(ENGINES)}")
+        if not re.fullmatch(r"[a-z_]{2,12}(\+[a-z_]{2,12})*", self.ocr.language):
+            raise FolioError("settings: [ocr] language must be Tesseract language codes such as eng or eng+fra")
         ex = self.extraction
         if min(ex.value_chars, ex.quote_chars, ex.fields_per_request) < 1 or not 0.5 <= ex.quote_threshold <= 1.0:
             raise FolioError("settings: [extraction] sizes must be >= 1 and quote_threshold between 0.5 and 1")

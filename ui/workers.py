@@ -21,6 +21,7 @@ from app.conversations import Conversations
 from app.errors import USER_ERRORS, Cancelled, one_line
 from app.extraction import ExtractionEvent, ExtractionService
 from app.ingest_process import IngestProcess
+from ingest.progress import ReadProgress
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class IngestProgress:
     index: int
     total: int
     path: str
+    pages: ReadProgress | None = None  # within the file: pages read so far (OCR is the slow part)
 
 
 class ChatWorker(QObject):
@@ -152,8 +154,14 @@ class IngestWorker(QObject):
             if self._cancel:
                 break
             self.progress.emit(IngestProgress(index, len(paths), path))
+
+            def pages(done: ReadProgress, index: int = index, path: str = path) -> None:
+                self.progress.emit(IngestProgress(index, len(paths), path, done))
+
             try:
-                result = self._ctx.library.add(path, password=password, limits=self._ctx.limits, load=self._reader.load)
+                result = self._ctx.library.add(
+                    path, password=password, limits=self._ctx.limits, load=self._reader.load, progress=pages
+                )
             except Cancelled:
                 break
             except USER_ERRORS as exc:

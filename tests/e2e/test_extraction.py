@@ -136,7 +136,7 @@ def test_cli_extract_folder_survives_kill_and_resumes(starter_home: Path, tmp_pa
     (folder / "sub").mkdir(parents=True)
     make_contract_pdf(folder / "a-contract.pdf")
     make_text_pdf(folder / "sub" / "b-letter.pdf", ["This letter is governed by the laws of France. Fee: 10 EUR."])
-    (folder / "notes.txt").write_text("not a document")
+    (folder / "picture.gif").write_bytes(b"GIF89a" + bytes(64))  # not a type Folio reads (text files it does)
     db_path = starter_home / "data" / "folio.sqlite3"
     proc = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "extract", "--template", "short", str(folder)],
