@@ -14,6 +14,7 @@ from app.conversations import Conversations, MessageRow
 from app.engines import make_engine
 from app.errors import FolioError
 from app.models import ModelRecord, read_facts_cached
+from app.settings import engine_draft_tokens
 from assets import read_text
 from inference.chat_format import Message, PromptPart, opens_thinking, template_for
 from inference.engine_api import Engine, EngineConfig, GenerateRequest, Sampling, TokenCount
@@ -167,6 +168,7 @@ class ChatService:
             context_cap=settings.context_cap,
             kv_type=settings.kv_cache_type,
             threads=settings.threads,
+            draft_tokens=engine_draft_tokens(settings),
         )
         return plan(self.facts(model), self.hardware(), request)
 
@@ -183,6 +185,7 @@ class ChatService:
             and current.n_ctx >= count.total + answer_tokens
             and forced_kv in ("auto", current.kv_type)
             and (current.mmproj_path == mmproj or mmproj is None)
+            and current.draft_tokens == engine_draft_tokens(self.ctx.settings)
         ):
             return current  # re-creating a context costs seconds and drops what it holds
         chosen = self.plan(model, count.total, answer_tokens)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from inference.errors import EngineError
 from inference.llama_native import ContextParams, NativeContext, NativeModel
 
 _KEY_BASE = 1 << 20  # token ids are below this (the largest vocabularies have ~262K tokens)

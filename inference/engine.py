@@ -36,10 +36,10 @@ from typing import Any
 
 from inference import llama_native
 from inference.chat_format import PromptPart
+from inference.drafters import MtpDrafter
 from inference.engine_api import EngineConfig, GenerateRequest, Sampling, TokenCount
 from inference.errors import ContextOverflow, EngineError
-from inference.events import EngineEvent, Finished, GenerationStats, PrefillProgress, PrefixReused, TokenText
-from inference.drafters import MtpDrafter
+from inference.events import EngineEvent, Finished, GenerationStats, PrefillProgress, PrefixReused
 from inference.llama_native import ContextParams, NativeContext, NativeModel, NativeSampler, lib
 from inference.speculative import AnswerWriter, DraftCounts, Drafting
 from inference.state_cache import StateStore, state_key

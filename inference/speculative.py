@@ -33,6 +33,7 @@ import codecs
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from inference.drafters import MtpDrafter, PromptLookup
 from inference.errors import EngineError
@@ -102,7 +103,13 @@ class Pace:
     wait: dict[str, int] = field(default_factory=dict)  # plain tokens before trying a family again
     backoff: dict[str, int] = field(default_factory=dict)
 
-    PRIOR_ACCEPTANCE = {"lookup+": 0.9, "lookup4": 0.8, "lookup3": 0.7, "lookup2": 0.5, "mtp": 0.6}
+    PRIOR_ACCEPTANCE: ClassVar[dict[str, float]] = {
+        "lookup+": 0.9,
+        "lookup4": 0.8,
+        "lookup3": 0.7,
+        "lookup2": 0.5,
+        "mtp": 0.6,
+    }
     BATCH_BASE, BATCH_SLOPE = 1.6, 0.25  # prior batch cost in one-token decodes: base + slope * n
     LEARN = 0.15
 
