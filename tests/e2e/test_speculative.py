@@ -90,7 +90,8 @@ def _request(model: Path, question: str, *, thinking: bool = False, **sampling: 
 def _config(model: Path, draft_tokens: int, *, rows_alone: bool = False) -> EngineConfig:
     """rows_alone: llama.cpp computes every token of a batch on its own (n_ubatch=1), with the
     one-token kernels, so a checked row equals a one-token decode bit for bit."""
-    return EngineConfig(str(model), n_ctx=2048, n_threads=2, draft_tokens=draft_tokens, n_ubatch=1 if rows_alone else 512)
+    n_ubatch = 1 if rows_alone else 512
+    return EngineConfig(str(model), n_ctx=2048, n_threads=2, draft_tokens=draft_tokens, n_ubatch=n_ubatch)
 
 
 def _case_config(case: Case) -> EngineConfig:
