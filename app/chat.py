@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from app.audit import AuditLog, record_question
 from app.citations import DocumentIndex, check, find_citations
@@ -13,7 +12,7 @@ from app.context import AppContext
 from app.conversations import Conversations, MessageRow
 from app.engines import make_engine
 from app.errors import FolioError
-from app.models import ModelRecord, read_facts_cached
+from app.models import ModelRecord
 from app.settings import engine_draft_tokens
 from assets import read_text
 from inference.chat_format import Message, PromptPart, opens_thinking, template_for
@@ -146,10 +145,7 @@ class ChatService:
         return self._hardware
 
     def facts(self, model: ModelRecord) -> ModelFacts:
-        """Facts as this version records them (the stored copy may predate newer fields)."""
-        if model.facts.is_current:
-            return model.facts
-        return read_facts_cached(Path(model.path), self.ctx.models.facts_dir)
+        return self.ctx.models.facts(model)
 
     def count_tokens(self, model: ModelRecord, rendered: RenderedPrompt) -> TokenCount:
         """Exact text tokens (the engine's tokenizer); images measured by the projector once loaded."""
@@ -303,6 +299,8 @@ class ChatService:
             cached_tokens=stats.cached_tokens,
             prefill_ms=round(stats.prefill_ms, 1),
             generate_ms=round(stats.generate_ms, 1),
+            drafted_tokens=stats.drafted_tokens,
+            accepted_tokens=stats.accepted_tokens,
             status="cancelled" if stats.stop_reason == "cancelled" else "complete",
         )
         done = self.conversations.message(answer_id)

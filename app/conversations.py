@@ -33,6 +33,15 @@ class MessageRow:
     status: str  # complete | incomplete | cancelled | error
     error: str | None
     created_at: str
+    drafted_tokens: int | None = None  # speculative decoding: drafted tokens the model checked...
+    accepted_tokens: int | None = None  # ...and kept (None: stored before Folio drafted)
+
+    @property
+    def acceptance(self) -> float | None:
+        """Share of drafted tokens the model kept, or None when nothing was drafted."""
+        if not self.drafted_tokens or self.accepted_tokens is None:
+            return None
+        return self.accepted_tokens / self.drafted_tokens
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> MessageRow:

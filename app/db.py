@@ -250,6 +250,13 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "m017_speculative",
+        """
+        ALTER TABLE messages ADD COLUMN drafted_tokens INTEGER;
+        ALTER TABLE messages ADD COLUMN accepted_tokens INTEGER;
+        """,
+    ),
 ]
 
 KNOWN = [name for name, _ in MIGRATIONS]

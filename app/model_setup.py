@@ -140,7 +140,7 @@ class ModelPlan:
         kind = tier or ("Qwen3.5" if f.architecture == "qwen35" else f"{f.architecture}, not Qwen3.5")
         lines = [
             f"Model: {self.model.label} ({kind}), native context {f.context_length:,} tokens, "
-            f"file {_gib(f.size_bytes)}.",
+            f"file {_gib(f.size_bytes)}, {f.mtp_summary}.",
             "Vision file: "
             + (
                 Path(self.model.mmproj_path).name

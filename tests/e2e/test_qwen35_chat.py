@@ -23,7 +23,7 @@ pytestmark = pytest.mark.e2e
 
 TIMINGS = re.compile(
     r"^timings: prefill_tokens=(\d+) cached_tokens=(\d+) prefill_s=([\d.]+) ttft_s=([\d.]+) "
-    r"gen_tokens=(\d+) gen_s=([\d.]+)$",
+    r"gen_tokens=(\d+) gen_s=([\d.]+) drafted_tokens=(\d+) accepted_tokens=(\d+)$",
     re.MULTILINE,
 )
 
