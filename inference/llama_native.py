@@ -448,7 +448,8 @@ class NativeSampler:
                 raise EngineError("llama.cpp refused the answer format's grammar")
             add(self.ptr, rule)
             self._grammar = rule
-        if temperature <= 0:
+        self._greedy = temperature <= 0
+        if self._greedy:
             add(self.ptr, L.llama_sampler_init_greedy())
             return
         # top-k first: the penalty then scans 20 candidates instead of a 248K vocabulary.
@@ -464,21 +465,31 @@ class NativeSampler:
 
     def sample(self, ctx: NativeContext, row: int = -1) -> int:
         """Draw from one row of logits through the whole chain, and record the token (penalties, grammar)."""
-        return int(lib().llama_sampler_sample(self.ptr, ctx.ptr, row))
+        L = lib()
+        if self._greedy and self._grammar is not None:
+            # Greedy under a grammar: when the best token overall is allowed, it is also the best allowed
+            # one (the first of equals, as llama.cpp's greedy sampler picks). Checking that one token
+            # spares the grammar a pass over the whole vocabulary (~0.1 s per token at 150K tokens).
+            import numpy as np
+
+            logits = np.ctypeslib.as_array(L.llama_get_logits_ith(ctx.ptr, row), shape=(ctx.model.n_vocab,))
+            best = int(np.argmax(logits))
+            if self.grammar_allows([best]):
+                L.llama_sampler_accept(self.ptr, best)
+                return best
+        return int(L.llama_sampler_sample(self.ptr, ctx.ptr, row))
 
     def grammar_allows(self, tokens: list[int]) -> int:
         """How many of `tokens`, in order from the current state, the answer format's grammar accepts."""
         if self._grammar is None or not tokens:
             return len(tokens)
         L = lib()
+        if len(tokens) == 1:  # applying the grammar changes nothing in it: no copy needed
+            return int(_grammar_takes(L, self._grammar, tokens[0]))
         probe = L.llama_sampler_clone(self._grammar)  # the chain's own grammar state stays untouched
         try:
-            cell = L.llama_token_data(0, 0.0, 0.0)
-            candidates = L.llama_token_data_array(ctypes.pointer(cell), 1, -1, False)
             for n, token in enumerate(tokens):
-                cell.id, cell.logit, cell.p = token, 0.0, 0.0
-                L.llama_sampler_apply(probe, ctypes.byref(candidates))
-                if cell.logit == float("-inf"):
+                if not _grammar_takes(L, probe, token):
                     return n
                 L.llama_sampler_accept(probe, token)
             return len(tokens)
@@ -489,6 +500,14 @@ class NativeSampler:
         if self.ptr:
             lib().llama_sampler_free(self.ptr)
             self.ptr = None
+
+
+def _grammar_takes(L: Any, grammar: Any, token: int) -> bool:
+    """Whether the grammar sampler, in its current state, lets `token` through."""
+    cell = L.llama_token_data(token, 0.0, 0.0)
+    candidates = L.llama_token_data_array(ctypes.pointer(cell), 1, -1, False)
+    L.llama_sampler_apply(grammar, ctypes.byref(candidates))
+    return bool(cell.logit != float("-inf"))
 
 
 def gpu_devices() -> list[tuple[str, int, int]]:
