@@ -128,12 +128,12 @@ class MtpDrafter:
 
     name = "mtp"
 
-    def __init__(self, model: NativeModel, target: NativeContext, params: ContextParams) -> None:
+    def __init__(self, model: NativeModel, target: NativeContext, params: ContextParams, abort: Any = None) -> None:
         import numpy as np
 
         self.target = target
         mtp_params = dataclasses.replace(params, mtp=True, n_rs_seq=0, n_outputs=1)
-        self.ctx = NativeContext(model, mtp_params)
+        self.ctx = NativeContext(model, mtp_params, abort=abort)  # Stop ends its decodes too
         target.output_hidden(True, every_token=True)
         self.ctx.output_hidden(True, every_token=False)
         self._zero = np.zeros(model.n_embd, dtype=np.float32)

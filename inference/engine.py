@@ -141,9 +141,13 @@ class LocalEngine:
 
     @property
     def memory_report(self) -> dict[str, int]:
-        """Buffer sizes llama.cpp reported for this model and context, in bytes."""
+        """Buffer sizes llama.cpp reported for this model and its contexts (with the MTP one), in bytes."""
         assert self.model is not None and self.ctx is not None
-        return {**self.model.buffers, **self.ctx.buffers}
+        report = {**self.model.buffers, **self.ctx.buffers}
+        mtp = self._drafting.mtp if self._drafting is not None else None
+        for kind, size in (mtp.ctx.buffers if mtp is not None else {}).items():
+            report[kind] = report.get(kind, 0) + size
+        return report
 
     def forget(self) -> None:
         """Empty the context and the in-memory snapshot (snapshot files stay)."""
@@ -159,7 +163,7 @@ class LocalEngine:
         mtp = None
         if self.model.n_layer_nextn > 0:
             try:
-                mtp = MtpDrafter(self.model, self.ctx, params)
+                mtp = MtpDrafter(self.model, self.ctx, params, abort=self._abort_cb)
             except EngineError:
                 mtp = None  # no memory for the MTP context: draft from the context alone
         return Drafting(self._rollback_limit(params.n_outputs - 1), mtp)
