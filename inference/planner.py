@@ -307,10 +307,14 @@ def plan(facts: ModelFacts, hardware: Hardware, request: PlanRequest) -> Plan:
     return Plan(False, n_ctx, needed, kv, True, N_BATCH, N_BATCH, threads, 0, memory, budget, reason)
 
 
-def max_context(facts: ModelFacts, hardware: Hardware, kv_type: str = "q4_0") -> int:
+def max_context(facts: ModelFacts, hardware: Hardware, kv_type: str = "q4_0", draft_tokens: int = 0) -> int:
     """The longest context this machine can hold for the model (at the given KV type)."""
-    fixed = estimate_memory(facts, n_ctx=0, kv_type=kv_type).ram
+    fixed = estimate_memory(facts, n_ctx=0, kv_type=kv_type, draft_tokens=draft_tokens).ram
     per_token = kv_bytes_per_token(facts, kv_type) + _mask_bytes_per_token(facts)
+    if draft_tokens and facts.has_mtp:  # the MTP context's cache and mask grow with the context too
+        mtp_growth = mtp_memory(facts, n_ctx=CTX_PAD, kv_type=kv_type, n_ubatch=N_BATCH)
+        empty = mtp_memory(facts, n_ctx=0, kv_type=kv_type, n_ubatch=N_BATCH)
+        per_token += (mtp_growth.kv + mtp_growth.compute - empty.kv - empty.compute) / CTX_PAD
     if per_token <= 0:
         return facts.context_length
     room = (hardware.ram_budget - fixed) / per_token
