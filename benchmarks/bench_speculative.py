@@ -155,6 +155,49 @@ def bench_model(label: str, model: Path, threads: int, draft_tokens: int, work: 
     return tallies
 
 
+def batch_costs(
+    model: Path, threads: int, sizes: tuple[int, ...] = (1, 2, 3, 5, 9, 17), rounds: int = 5
+) -> dict[int, float]:
+    """Seconds to decode a batch of n tokens with logits for every one (what checking n-1 drafts costs),
+    median of `rounds` interleaved rounds, on a context already holding 512 tokens."""
+    from inference.llama_native import ContextParams, NativeContext, NativeModel
+
+    native = NativeModel(str(model))
+    ctx = NativeContext(native, ContextParams(n_ctx=2048, n_batch=512, n_ubatch=512, n_threads=threads, n_outputs=17))
+    try:
+        text = " ".join(f"Clause {i}: the Supplier shall deliver the Goods within {i} days." for i in range(60))
+        tokens = native.tokenize(text, add_special=True, parse_special=False)[:600]
+        assert ctx.decode(tokens[:512], 0, want_logits=True) == 0
+        times: dict[int, list[float]] = {n: [] for n in sizes}
+        for _ in range(rounds):
+            for n in sizes:
+                began = time.perf_counter()
+                ctx.decode(tokens[512 : 512 + n], 512, want_logits=True, all_logits=n > 1)
+                times[n].append(time.perf_counter() - began)
+                ctx.trim(512)
+    finally:
+        ctx.close()
+        native.close()
+    return {n: sorted(t)[len(t) // 2] for n, t in times.items()}
+
+
+def cost_lines(costs: dict[str, dict[int, float]]) -> list[str]:
+    sizes = sorted(next(iter(costs.values())))
+    lines = [
+        "What checking drafts costs: one decode of n tokens with logits for each, in one-token decodes (median of 5 "
+        "interleaved rounds). Checking k drafts pays only when more than that many tokens are kept on average; "
+        "the ceiling is the speed-up if every draft were right.",
+        "",
+        "| model | " + " | ".join(f"n={n}" for n in sizes) + " | ceiling (all drafts right) |",
+        "| --- | " + " | ".join("---:" for _ in sizes) + " | ---: |",
+    ]
+    for label, c in costs.items():
+        ratios = [c[n] / c[1] for n in sizes]
+        ceiling = max(n / r for n, r in zip(sizes, ratios, strict=True))
+        lines.append(f"| {label} | " + " | ".join(f"{r:.2f}" for r in ratios) + f" | {ceiling:.2f}x |")
+    return lines
+
+
 def table(results: dict[str, dict[str, tuple[Tally, Tally]]]) -> list[str]:
     rows = [
         "| model | workload | answers | tokens written (plain / drafting) | plain tok/s | drafting tok/s "
@@ -280,6 +323,7 @@ def main() -> int:
     load_before = os.getloadavg()
     notes: list[str] = []
     results: dict[str, dict[str, tuple[Tally, Tally]]] = {}
+    costs: dict[str, dict[int, float]] = {}
     with tempfile.TemporaryDirectory(prefix="folio-bench-speculative-") as tmp:
         work = Path(tmp)
         for name in args.models.split(","):
@@ -297,6 +341,8 @@ def main() -> int:
 
                 model, label = assemble_starter(work / "models"), "Gemma 3 270M Q4_K_M (starter)"
             print(f"[{label}]", flush=True)
+            costs[label] = batch_costs(model, args.threads)
+            print("  batch costs", {n: round(t / costs[label][1], 2) for n, t in costs[label].items()}, flush=True)
             results[label] = bench_model(label, model, args.threads, args.draft_tokens, work)
         rollback = bench_rollback(work, args.threads) if args.rollback else []
     load_after = os.getloadavg()
@@ -312,6 +358,8 @@ def main() -> int:
         f"the schema's grammar. Free-form: {len(SUMMARIES)} requests for summaries in the model's own words.",
         "",
         *table(results),
+        "",
+        *(cost_lines(costs) if costs else []),
         "",
         *[f"Note: {n}." for n in notes],
         *([""] if notes else []),

@@ -37,9 +37,7 @@ from tests.fixtures.tiny_qwen35 import TINY, write_qwen35_gguf
 
 pytestmark = pytest.mark.e2e
 
-CLAUSES = [
-    "12.1 Termination for Convenience. Either party may terminate this Agreement at any time upon ninety "
-    "(90) days prior written notice to the other party.",
+CLAUSES = [  # short: with n_ubatch=1 (below) Gemma reads the prompt one token at a time
     "12.2 Termination for Cause. Either party may terminate this Agreement immediately upon written notice "
     "if the other party materially breaches this Agreement and fails to cure such breach within thirty (30) "
     "days after receiving notice of the breach.",
@@ -91,11 +89,11 @@ def case(request: pytest.FixtureRequest) -> Case:
 def _request(model: Path, question: str, *, thinking: bool = False, **sampling: float) -> GenerateRequest:
     facts = read_facts(model)
     template = template_for(facts.architecture, facts.chat_template)
-    pages = [SourceBlock(f"[p. {i}]", clause) for i, clause in enumerate(CLAUSES, 1)]
+    pages = [SourceBlock(f"[p. {i}]", clause) for i, clause in enumerate(CLAUSES, 7)]
     doc = PromptDocument(1, "Master Services Agreement", pages)
     messages = build_messages("Answer from the documents. Quote exactly.", [doc], [], question)
     rendered = render_prompt(template, messages, enable_thinking=thinking)
-    settings = {"temperature": 0.0, "max_tokens": 64, **sampling}
+    settings = {"temperature": 0.0, "max_tokens": 48, **sampling}
     return GenerateRequest(rendered.parts, Sampling(**settings), rendered.prefix_parts)  # type: ignore[arg-type]
 
 
@@ -111,8 +109,15 @@ def _case_config(case: Case) -> EngineConfig:
 
 
 def _answer(config: EngineConfig, request: GenerateRequest) -> tuple[list[int], str, GenerationStats]:
-    """(answer token ids, answer text, stats)."""
+    """(the answer's token ids as written, its text, stats)."""
     engine = LocalEngine(config, cancelled=lambda: False)
+    written: list[int] = []
+    piece = NativeModel.piece
+
+    def spy(self: NativeModel, token: int) -> bytes:  # every written token is turned into text once
+        written.append(token)
+        return piece(self, token)
+
     try:
         texts: list[str] = []
 
@@ -120,9 +125,11 @@ def _answer(config: EngineConfig, request: GenerateRequest) -> tuple[list[int], 
             if isinstance(event, TokenText):
                 texts.append(event.text)
 
-        n_prompt = len(engine.prompt_tokens(request.parts, request.prefix_parts)[0])
-        stats = engine.generate(request, on)
-        return list(engine._held[n_prompt:]), "".join(texts), stats
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(NativeModel, "piece", spy)
+            stats = engine.generate(request, on)
+        assert len(written) == stats.completion_tokens
+        return written, "".join(texts), stats
     finally:
         engine.close()
 
@@ -282,7 +289,7 @@ def test_after_a_drafted_answer_the_context_is_exact_for_the_next_question(
     context or the snapshot in memory) equal a fresh reading, bit for bit."""
     states = {"state_cache_dir": str(tmp_path / "states"), "state_cache_bytes": 1 << 30}
     config = dataclasses.replace(_case_config(case), **states)  # type: ignore[arg-type]
-    first = _request(case.model, "Quote clause 12.1 word for word.")
+    first = _request(case.model, "Quote clause 12.3 word for word.")
     second = _request(case.model, "Quote clause 12.2 word for word.")
     _drafts_from(case, monkeypatch, config, first)
     engine = LocalEngine(config, cancelled=lambda: False)
