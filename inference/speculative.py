@@ -12,12 +12,15 @@ distribution, and on rejection the token comes from p with x removed, renormalis
 follows the model's distribution unchanged; greedy answers are the plain run's tokens, and with the
 same seed even sampled answers are, since every kept token costs the sampler one draw as before.
 
-One caveat, measured (benchmarks/bench_speculative.py): llama.cpp's CPU kernels round differently
-for a batch of several tokens than for one (quantized matrices are multiplied by other routines),
-so the logits of a checked row can differ from a one-token decode in the last bits (F32 weights)
-or more (Gemma 3 Q4_K_M: up to about one logit). Exactness is therefore "each token is the model's
-own draw from the logits llama.cpp computed for its position"; a plain run can only differ where
-two candidates are that close. The tests compare whole answers, with and without drafting.
+One caveat, measured: llama.cpp's CPU kernels round differently for a batch of several tokens than
+for one (other matrix routines; row results even depend on the batch length), so the logits of a
+checked row can differ from a one-token decode: by ~1e-5 with F32 weights (tiny qwen35), by up to
+about one logit with Gemma 3 Q4_K_M. llama.cpp's own speculative server has the same property
+(ggml-org/llama.cpp#25618). Exactness is therefore: every token is the model's own draw, by the
+same sampler and RNG, from the logits llama.cpp computed for its position; a plain run can differ
+only where two candidates are within that rounding. With n_ubatch=1 every checked row is computed
+alone, equals a one-token decode bit for bit, and answers are identical (tests/e2e/test_speculative.py
+proves it that way, and at full batch speed shows greedy answers part only at such near-ties).
 
 Taking drafts back: attention caches drop the rejected positions; recurrent layers (Qwen3.5's
 Gated DeltaNet) cannot be rewound, so the context keeps one recurrent-state snapshot per token of
