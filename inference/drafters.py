@@ -20,6 +20,7 @@ import dataclasses
 from typing import Any
 
 from inference.llama_native import ContextParams, NativeContext, NativeModel
+from inference.tokens import common_prefix
 
 _KEY_BASE = 1 << 20  # token ids are below this (the largest vocabularies have ~262K tokens)
 _HOLE = -(1 << 40)  # a position the MTP context never saw (restored from disk, an image)
@@ -151,7 +152,7 @@ class MtpDrafter:
 
         Positions the main context restored without computing them (a snapshot from disk) become a
         hole here: drafts get worse around it, never wrong (every draft is checked)."""
-        n = _common_prefix(self._mirror, held)
+        n = common_prefix(self._mirror, held)
         if n < len(self._mirror):
             self.ctx.trim(n)
             del self._mirror[n:]
@@ -204,17 +205,3 @@ class MtpDrafter:
         finally:
             self.ctx.trim(pos)
         return out
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo

@@ -43,6 +43,7 @@ from inference.events import EngineEvent, Finished, GenerationStats, PrefillProg
 from inference.llama_native import ContextParams, NativeContext, NativeModel, NativeSampler, lib
 from inference.speculative import AnswerWriter, DraftCounts, Drafting
 from inference.state_cache import StateStore, state_key
+from inference.tokens import common_prefix
 from inference.vision import ImagePiece, Piece, Vision, VisionEvalError, estimate_image_tokens, has_images, prepare
 
 __all__ = ["EngineConfig", "GenerateRequest", "LocalEngine", "Sampling", "run_generation"]
@@ -323,7 +324,7 @@ class LocalEngine:
         held, keys, n_prefix = self._held, prompt.keys, prompt.n_prefix
         limit = len(keys) - 1  # the last prompt token is always evaluated: it yields the logits
         layout = _layout(prompt.pieces, n_prefix, self.config.n_batch, self.config.n_ubatch, self._keep_tail())
-        shared = _shared_cuts(self._cuts, layout, min(_common_prefix(held, keys), limit))
+        shared = _shared_cuts(self._cuts, layout, min(common_prefix(held, keys), limit))
         key = self._key(prompt) if n_prefix else ""
         may_load = bool(key) and self.store is not None and self.store.has(key) and n_prefix <= limit
         if shared:
@@ -634,20 +635,6 @@ def _shared_cuts(old: list[int], new: list[int], bound: int) -> list[int]:
     while n < len(old) and n < len(new) and old[n] == new[n] and old[n] <= bound:
         n += 1
     return new[:n]
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n  # binary search on slices: C-speed comparisons even for 262K tokens
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _parts_digest(parts: list[PromptPart]) -> str:
