@@ -243,22 +243,23 @@ def test_at_full_batch_speed_greedy_answers_part_only_at_near_ties(starter_gguf:
             assert plain_margins[differ] < 1.5, (differ, plain_margins[differ])
 
 
-@pytest.mark.parametrize("rejected_at", [1, 3, 7])
-def test_rollback_of_recurrent_state_equals_a_plain_run(tiny_qwen35: Path, rejected_at: int) -> None:
-    """Evaluate t0 + 8 drafts in one batch, refuse the drafts from `rejected_at` on, take them back,
-    then evaluate the corrected token: the logits equal a run that never saw the refused drafts and
-    evaluated the same micro-batches (t0 and the accepted drafts in one batch). Bit for bit."""
+@pytest.mark.parametrize("kept", [1, 2, 5, 8])
+def test_rollback_of_recurrent_state_equals_a_plain_run(tiny_qwen35: Path, kept: int) -> None:
+    """Evaluate t0 + 8 drafts in one batch, keep t0 and the drafts before the first refused one
+    (`kept` tokens), take the rest back, then evaluate the corrected token: the logits equal a run
+    that never saw the refused drafts and evaluated the same micro-batches (the kept tokens in one
+    batch), bit for bit, with the same recurrent state. A run that evaluates one kept token alone
+    uses llama.cpp's one-token routines, which round differently: equal to ~1e-5 there."""
     model = NativeModel(str(tiny_qwen35))
     try:
         text = "The Supplier shall deliver the Goods within thirty days. Either party may terminate this Agreement."
         tokens = model.tokenize(text, add_special=False, parse_special=False)
         prompt, batch = tokens[:-9], tokens[-9:]
         correction = batch[-1] ^ 1
-        kept = rejected_at  # t0 and the drafts before the refused one
         n = len(prompt)
 
         def context(n_rs_seq: int) -> NativeContext:
-            params = ContextParams(n_ctx=512, n_batch=64, n_ubatch=64, n_threads=2, n_outputs=9, n_rs_seq=n_rs_seq)
+            params = ContextParams(n_ctx=512, n_batch=128, n_ubatch=128, n_threads=2, n_outputs=9, n_rs_seq=n_rs_seq)
             ctx = NativeContext(model, params)
             assert ctx.decode(prompt, 0, want_logits=True) == 0
             return ctx
@@ -269,11 +270,15 @@ def test_rollback_of_recurrent_state_equals_a_plain_run(tiny_qwen35: Path, rejec
         assert speculative.trim(n + kept)  # the recurrent state goes back to its snapshot after token `kept`
         assert speculative.pos_max() == n + kept - 1
         assert speculative.decode([correction], n + kept, want_logits=True) == 0
-        plain = context(0)  # no snapshots at all: rounding is the same (checked below), the history is not
+        plain = context(0)  # no snapshots at all: the same rounding (checked here), but no refused drafts
         assert plain.decode(batch[:kept], n, want_logits=True, all_logits=True) == 0
         assert plain.decode([correction], n + kept, want_logits=True) == 0
-        assert np.array_equal(speculative.logits(), plain.logits())
-        assert bytes(speculative.get_state(partial=True)) == bytes(plain.get_state(partial=True))
+        got, expected = speculative.logits(), plain.logits()
+        if kept > 1:
+            assert np.array_equal(got, expected)
+            assert bytes(speculative.get_state(partial=True)) == bytes(plain.get_state(partial=True))
+        else:
+            assert np.allclose(got, expected, atol=1e-4) and got.argmax() == expected.argmax()
         speculative.close()
         plain.close()
     finally:
