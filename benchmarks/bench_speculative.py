@@ -40,7 +40,7 @@ from benchmarks.results import write_section  # noqa: E402
 HEADING = "## Speculative decoding (benchmarks/bench_speculative.py)"
 CORPUS = REPO.parent / "shared" / "corpus" / "contracts_pdf"
 CONTRACTS = [
-    "SPHERE3DCORP_06_24_2020-EX-10.12-CONSULTING AGREEMENT.pdf",
+    "SPHERE3DCORP_06_24_2020-EX-10.12-CONSULTING AGREEMENT.PDF",
     "CHIPMOSTECHNOLOGIESBERMUDALTD_04_18_2016-EX-4.72-Strategic Alliance Agreement.PDF",
     "GAINSCOINC_01_21_2010-EX-10.41-SPONSORSHIP AGREEMENT.PDF",
 ]
