@@ -24,9 +24,11 @@ $(BIN)/python$(EXE):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Folio needs Python 3.11 or newer")'
 	$(PYTHON) -m venv $(VENV)
 
+# tools/llama_wheel.py prints only the wheel path on stdout (pip's log goes to stderr); a failed build
+# stops here instead of handing pip an empty name.
 $(APP_STAMP): $(BIN)/python$(EXE) pyproject.toml tools/llama_wheel.py
 	$(BIN)/python -m pip install --quiet platformdirs
-	$(BIN)/python -m pip install --quiet "$$($(BIN)/python tools/llama_wheel.py)"
+	wheel="$$($(BIN)/python tools/llama_wheel.py)" && $(BIN)/python -m pip install --quiet "$$wheel"
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 

@@ -1,4 +1,4 @@
-"""A hash-chained audit log of every question, extraction and export.
+"""A hash-chained audit log of every document added or purged, question, extraction and export.
 
 Each entry stores when, which OS user, what action, the sha256 of every document involved, the
 model's sha256 and the settings in force, plus the hash of the previous entry; its own hash covers
@@ -33,9 +33,10 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
     from app.context import AppContext
+    from app.settings import Settings
 
 GENESIS = "0" * 64
-ACTIONS = ("question", "extraction", "export", "purge")
+ACTIONS = ("add", "question", "extraction", "export", "purge")
 _COLUMNS = ("id", "at", "os_user", "action", "documents", "model_sha256", "settings", "details", "prev_hash")
 
 
@@ -227,6 +228,20 @@ class AuditLog:
 # -- what the services record ------------------------------------------------------------------
 def audited_settings(ctx: AppContext) -> dict[str, Any]:
     return dataclasses.asdict(ctx.settings)
+
+
+@dataclass(frozen=True)
+class DocumentAudit:
+    """What the library needs to record the documents it adds (it holds no AppContext)."""
+
+    log: AuditLog
+    settings: Settings
+
+    def added(self, sha256: str, details: dict[str, Any]) -> None:
+        """Call inside the transaction that stores the document, then `log.sync_head()` after its commit."""
+        self.log.record(
+            "add", documents=[sha256], model_sha256=None, settings=dataclasses.asdict(self.settings), details=details
+        )
 
 
 def document_shas(ctx: AppContext, document_ids: list[int]) -> list[str]:

@@ -7,11 +7,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from app.audit import AuditLog, record_question
-from app.citations import DocumentIndex, check, find_citations
+from app.citations import DocumentIndex
 from app.context import AppContext
 from app.conversations import Conversations, MessageRow
 from app.engines import make_engine
 from app.errors import FolioError
+from app.grounding import Sources, ground_answer
 from app.models import ModelRecord
 from app.settings import engine_draft_tokens
 from assets import read_text
@@ -129,6 +130,9 @@ class ChatService:
         self.engine: Engine = engine or make_engine(ctx.settings)  # local process or model server
         self.conversations = Conversations(ctx.db)
         self._hardware: Hardware | None = None
+        # Grounding reads the documents' pages into passages once per selection (seconds for a long
+        # contract), keyed by the documents' ids and sha256s: a stored document never changes.
+        self._sources: dict[tuple[tuple[int, str], ...], Sources] = {}
 
     def cancel(self) -> None:
         self.engine.cancel()
@@ -288,12 +292,15 @@ class ChatService:
             emit(AnswerDelta(channel, text))
         assert stats is not None
         answer = splitter.answer_text
-        citations = check(find_citations(answer), document_indexes(self.ctx, document_ids))
+        emit(EngineStatus("checking every sentence against the documents"))
+        grounded = ground_answer(answer, self.sources(document_ids))
+        # The answer, its citations and each claim's verdict are stored in one transaction.
         self.conversations.update_message(
             answer_id,
+            claims=[v.to_dict() for v in grounded.claims],
             text=answer,
             thinking=splitter.thinking_text,
-            citations=[c.to_dict() for c in citations],
+            citations=[c.to_dict() for c in grounded.citations],
             prompt_tokens=stats.prompt_tokens,
             completion_tokens=stats.completion_tokens,
             cached_tokens=stats.cached_tokens,
@@ -306,6 +313,14 @@ class ChatService:
         done = self.conversations.message(answer_id)
         emit(AnswerDone(done, stats))
         return done
+
+    def sources(self, document_ids: list[int]) -> Sources:
+        key = tuple((d, self.ctx.library.get(d).sha256) for d in document_ids)
+        if key not in self._sources:
+            while len(self._sources) >= SOURCES_KEPT:
+                self._sources.pop(next(iter(self._sources)))
+            self._sources[key] = Sources.load(self.ctx, document_ids)
+        return self._sources[key]
 
     def _events(self, plan: _Plan, request: GenerateRequest) -> Iterator[EngineEvent]:
         if isinstance(self.engine, RemoteEngine):
@@ -401,6 +416,7 @@ class _Plan:
     demo: bool
 
 
+SOURCES_KEPT = 4  # document selections whose passages stay in memory for grounding
 _SOURCES = {"context": "still in the model's context", "memory": "snapshot in memory", "disk": "snapshot on disk"}
 
 

@@ -12,6 +12,17 @@ _CITE_RE = re.compile(
     r"\[(?:D(?P<doc>\d+)\s*,?\s*)?(?:(?P<pages>pp?\.?\s*[^\[\]]{1,40}?)|(?P<time>t\s*\d{1,2}(?::\d{1,2}){1,2}))\]",
     re.IGNORECASE,
 )
+# Citations written in words: "on page 4", "pages 3 and 4", "(p. 4)", "(pp. 3-4)".
+_PROSE_PAGE_RE = re.compile(
+    r"\b(?P<pages>pages?\s+(?:\d{1,4}|[ivxlc]{1,6}\b)(?:\s*(?:-|–|to|and|&|,)\s*\d{1,4})*)"
+    r"|\((?P<paren>pp?\.\s*\d{1,4}(?:\s*(?:-|–|,|and)\s*\d{1,4})*)\)",
+    re.IGNORECASE,
+)
+# "Section 15.7", "clause 11.2", "§ 12.3", "Article 5": the page that holds that heading.
+_SECTION_RE = re.compile(
+    r"(?:\b(?:sections?|sec\.|clauses?|articles?)|§)\s*(?P<number>\d{1,3}(?:\.\d{1,3}){0,3}(?:\([a-z0-9]{1,3}\))?)",
+    re.IGNORECASE,
+)
 _QUOTE_BEFORE_RE = re.compile(r"[\"“”]([^\"“”]{3,600})[\"“”][\s,;:.]{0,3}$")
 _FOLD = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-", "\u00ad": None})
 _RANGE_RE = re.compile(r"^(\S+?)\s*[-–—]\s*(\S+)$")
@@ -19,8 +30,8 @@ _RANGE_RE = re.compile(r"^(\S+?)\s*[-–—]\s*(\S+)$")
 
 @dataclass(frozen=True)
 class Citation:
-    kind: str  # 'page' | 'time'
-    text: str  # as written, e.g. '[p. 3]'
+    kind: str  # 'page' | 'time' | 'section' (see ANCHOR_KINDS)
+    text: str  # as written, e.g. '[p. 3]', 'on page 3', 'Section 15.7'
     start: int
     end: int
     doc_index: int  # 1-based within the conversation's documents
@@ -30,6 +41,7 @@ class Citation:
     quote: str | None = None
     valid: bool = False  # the cited page/time exists in the document
     quote_found: bool | None = None  # None when the answer quoted nothing
+    written: str = "bracket"  # 'bracket' ([p. 3]) or 'prose' (on page 3, Section 15.7)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -65,24 +77,77 @@ def _page_labels(spec: str) -> list[str]:
     return labels
 
 
+def _quote_before(answer: str, at: int) -> str | None:
+    match = _QUOTE_BEFORE_RE.search(answer[max(0, at - 700) : at])
+    return match.group(1).strip() if match else None
+
+
+def _bracketed(answer: str, match: re.Match[str]) -> Citation | None:
+    doc = int(match.group("doc") or 1)
+    quote = _quote_before(answer, match.start())
+    if match.group("time"):
+        seconds = parse_timestamp(re.sub(r"^t\s*", "", match.group("time"), flags=re.IGNORECASE))
+        return Citation("time", match.group(0), match.start(), match.end(), doc, t_seconds=seconds, quote=quote)
+    labels = tuple(_page_labels(match.group("pages")))
+    if not labels:
+        return None
+    return Citation("page", match.group(0), match.start(), match.end(), doc, labels=labels, quote=quote)
+
+
+def _prose_page(answer: str, match: re.Match[str]) -> Citation | None:
+    spec = match.group("pages") or match.group("paren")
+    spec = re.sub(r"^(?:pages?|pp?\.)\s*", "", spec, flags=re.IGNORECASE).replace(" to ", "-")
+    labels = tuple(_page_labels(spec))
+    if not labels:
+        return None
+    start, end = match.span()
+    return Citation("page", match.group(0), start, end, 1, labels=labels, quote=_quote_before(answer, start),
+                    written="prose")  # fmt: skip
+
+
+def _section(answer: str, match: re.Match[str]) -> Citation:
+    start, end = match.span()
+    return Citation("section", match.group(0), start, end, 1, labels=(match.group("number"),),
+                    quote=_quote_before(answer, start), written="prose")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class AnchorKind:
+    """One way an answer can point into a document: how it is written, and how it is read back.
+
+    To add an anchor kind (say '[§ 12.3]' for a section of a Word file), add one entry to ANCHOR_KINDS
+    and, if it does not resolve to pages like 'section' does, a branch in `check`."""
+
+    name: str
+    pattern: re.Pattern[str]
+    read: Callable[[str, re.Match[str]], Citation | None]
+
+
+# In order of precedence: where two overlap, the earlier kind keeps the text.
+ANCHOR_KINDS: tuple[AnchorKind, ...] = (
+    AnchorKind("bracket", _CITE_RE, _bracketed),
+    AnchorKind("prose page", _PROSE_PAGE_RE, _prose_page),
+    AnchorKind("section", _SECTION_RE, _section),
+)
+
+
+_QUOTED_SPAN_RE = re.compile(r"[\"“][^\"“”]{1,600}[\"”]")
+
+
 def find_citations(answer: str) -> list[Citation]:
     found: list[Citation] = []
-    for match in _CITE_RE.finditer(answer):
-        doc = int(match.group("doc") or 1)
-        quote_match = _QUOTE_BEFORE_RE.search(answer[max(0, match.start() - 700) : match.start()])
-        quote = quote_match.group(1).strip() if quote_match else None
-        if match.group("time"):
-            seconds = parse_timestamp(re.sub(r"^t\s*", "", match.group("time"), flags=re.IGNORECASE))
-            found.append(
-                Citation("time", match.group(0), match.start(), match.end(), doc, t_seconds=seconds, quote=quote)
-            )
-        else:
-            labels = tuple(_page_labels(match.group("pages")))
-            if labels:
-                found.append(
-                    Citation("page", match.group(0), match.start(), match.end(), doc, labels=labels, quote=quote)
-                )
-    return found
+    # Words quoted from the document ('"as set out in Section 7"') are the document's, not a citation.
+    quoted = [m.span() for m in _QUOTED_SPAN_RE.finditer(answer)]
+    for kind in ANCHOR_KINDS:
+        for match in kind.pattern.finditer(answer):
+            if any(c.start < match.end() and match.start() < c.end for c in found):
+                continue
+            if kind.name != "bracket" and any(s <= match.start() < e for s, e in quoted):
+                continue
+            citation = kind.read(answer, match)
+            if citation is not None:
+                found.append(citation)
+    return sorted(found, key=lambda c: c.start)
 
 
 def normalize_for_match(text: str) -> str:
@@ -103,6 +168,18 @@ class DocumentIndex:
     duration_s: float | None
     page_text: Callable[[int], str]
 
+    def section_pages(self, number: str) -> tuple[int, ...]:
+        """The page whose text opens a line with this section number ('15.7', 'Section 15.7')."""
+        number = number.split("(")[0]  # '12.3(a)' sits under the heading '12.3'
+        heading = re.compile(
+            r"^\s*(?:(?:section|sec\.|clause|article|§)\s*)?" + re.escape(number) + r"(?![\d]|\.\d)",
+            re.IGNORECASE | re.MULTILINE,
+        )
+        for page in range(1, self.page_count + 1):
+            if heading.search(self.page_text(page)):
+                return (page,)
+        return ()
+
 
 def check(citations: list[Citation], documents: list[DocumentIndex]) -> list[Citation]:
     checked: list[Citation] = []
@@ -115,19 +192,26 @@ def check(citations: list[Citation], documents: list[DocumentIndex]) -> list[Cit
             ok = c.t_seconds is not None and doc.duration_s is not None and 0 <= c.t_seconds <= doc.duration_s + 1
             checked.append(replace(c, valid=ok))
             continue
+        if c.kind == "section":
+            pages = doc.section_pages(c.labels[0]) if doc.duration_s is None else ()
+            checked.append(replace(c, pages=pages, valid=bool(pages), quote_found=_quote_on(c.quote, pages, doc)))
+            continue
         labels = c.labels
         written = _written_pages(c.text)
         if len(labels) > 1 and _printed_label(written, doc) is not None:
             labels = (written,)  # '[p. 2-14]' where the page is printed '2-14' (chapter-page), not a range
         pages = tuple(p for p in (_resolve(label, doc) for label in labels) if p is not None)
         valid = bool(pages) and len(pages) == len(labels)
-        quote_found = None
-        if c.quote is not None:
-            from app.quotes import quote_in  # app.quotes builds on normalize_for_match above
-
-            quote_found = any(quote_in(c.quote, doc.page_text(p)) for p in pages)
-        checked.append(replace(c, labels=labels, pages=pages, valid=valid, quote_found=quote_found))
+        checked.append(replace(c, labels=labels, pages=pages, valid=valid, quote_found=_quote_on(c.quote, pages, doc)))
     return checked
+
+
+def _quote_on(quote: str | None, pages: tuple[int, ...], doc: DocumentIndex) -> bool | None:
+    if quote is None:
+        return None
+    from app.quotes import quote_in  # app.quotes builds on normalize_for_match above
+
+    return any(quote_in(quote, doc.page_text(p)) for p in pages)
 
 
 def _written_pages(text: str) -> str:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,8 +17,10 @@ from app.errors import USER_ERRORS, one_line
 
 if TYPE_CHECKING:
     from app.context import AppContext
+    from app.conversations import MessageRow
     from app.library import DocumentRow
     from app.models import ModelRecord, ModelRegistry
+    from inference.prompt import SourceBlock
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,16 +37,23 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument("--password", help="password for encrypted PDFs")
     add.add_argument("--frames", type=int, metavar="N", help="most keyframes to keep from a video (default 24)")
 
-    sub.add_parser("list", help="list documents in the library", description="List documents in the library.")
+    docs = sub.add_parser("list", help="list documents in the library", description="List documents in the library.")
+    _json_flag(docs)
 
     show = sub.add_parser("show", help="show one document", description="Show a document's details.")
     show.add_argument("document", metavar="DOC", help="document id or the path it was added from")
-    show.add_argument("--segments", action="store_true", help="print every segment with its anchor")
+    what = show.add_mutually_exclusive_group()
+    what.add_argument("--segments", action="store_true", help="print every segment with its anchor")
+    what.add_argument(
+        "--text", action="store_true", help="print the whole stored text with the page/time markers the model sees"
+    )
+    _json_flag(show)
 
     ask = sub.add_parser(
         "ask",
         help="ask a question about a document",
-        description="Ask a question; the answer streams to stdout and is stored.",
+        description="Ask a question; the answer streams to stdout and is stored. Then each sentence's verdict "
+        "(quoted, supported, wrong page, source added by Folio, unsupported) follows in a footer.",
     )
     ask.add_argument("documents", nargs="+", metavar="DOC", help="document id(s) or path(s), then the question")
     ask.add_argument("--conversation", type=int, metavar="ID", help="continue this conversation")
@@ -54,6 +65,11 @@ def _parser() -> argparse.ArgumentParser:
         "--timings",
         action="store_true",
         help="print one 'timings:' line to stderr (tokens read, tokens reused from a snapshot, seconds)",
+    )
+    ask.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (the answer, its citations and every claim with its verdict) instead of text",
     )
 
     plan = sub.add_parser(
@@ -68,9 +84,10 @@ def _parser() -> argparse.ArgumentParser:
         "show-conversation", help="print a stored conversation", description="Print a conversation from the database."
     )
     conv.add_argument("conversation", type=int, metavar="ID")
-    conv.add_argument("--json", action="store_true", help="machine-readable output")
+    _json_flag(conv)
 
-    sub.add_parser("conversations", help="list conversations", description="List stored conversations.")
+    convs = sub.add_parser("conversations", help="list conversations", description="List stored conversations.")
+    _json_flag(convs)
 
     models = sub.add_parser("models", help="manage models", description="Register and choose GGUF models.")
     msub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
@@ -84,7 +101,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Copy the starter model file (shipped beside the installer) into Folio, checking its sha256.",
     )
     mstarter.add_argument("path", metavar="PATH.gguf")
-    msub.add_parser("list", help="list registered models", description="List registered models.")
+    _json_flag(msub.add_parser("list", help="list registered models", description="List registered models."))
     muse = msub.add_parser("use", help="choose the active model", description="Choose the active model.")
     muse.add_argument("model", metavar="ID|SHA256|starter")
 
@@ -118,6 +135,14 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="machine-readable output (JSON on stdout)")
+
+
+def _print_json(value: object) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -149,7 +174,11 @@ def run(args: argparse.Namespace) -> int:
         return _fail(exc)
     try:
         handler = _HANDLERS[args.command]
-        return handler(ctx, args)
+        code = handler(ctx, args)
+        sys.stdout.flush()  # a reader that went away shows up here for short output
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
     except USER_ERRORS as exc:
         return _fail(exc)
     except KeyboardInterrupt:
@@ -157,6 +186,15 @@ def run(args: argparse.Namespace) -> int:
         return 130
     finally:
         ctx.close()
+
+
+def _reader_gone() -> int:
+    """`folio show 2 --segments | head`: the reader closed the pipe. Stop quietly, as Unix tools do.
+    Whatever is still buffered goes to the null device, so Python's exit flush raises nothing."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141  # 128 + SIGPIPE: what a shell reports for a tool the closed pipe stopped
 
 
 def _fail(exc: BaseException) -> int:
@@ -193,8 +231,11 @@ def _extent(doc: DocumentRow) -> str:
     return f"{doc.page_count} page{'s' if doc.page_count != 1 else ''}"
 
 
-def _cmd_list(ctx: AppContext, _args: argparse.Namespace) -> int:
+def _cmd_list(ctx: AppContext, args: argparse.Namespace) -> int:
     docs = ctx.library.all()
+    if args.json:
+        _print_json([dataclasses.asdict(d) for d in docs])
+        return 0
     if not docs:
         print("The library is empty. Add a file with: folio add FILE")
         return 0
@@ -206,6 +247,17 @@ def _cmd_list(ctx: AppContext, _args: argparse.Namespace) -> int:
 
 def _cmd_show(ctx: AppContext, args: argparse.Namespace) -> int:
     doc = ctx.library.resolve(args.document)
+    if args.json:
+        _print_json(_document_json(ctx, doc, segments=args.segments, text=args.text))
+        return 0
+    if args.text:
+        for block in _marked_text(ctx, doc.id):
+            print(block.marker)
+            if block.image:
+                print(f"(image: {block.image})")
+            if block.text:
+                print(block.text)
+        return 0
     print(f"#{doc.id} {doc.title}\n  kind: {doc.kind}\n  extent: {_extent(doc)}\n  sha256: {doc.sha256}")
     print(f"  source: {doc.source_path}\n  added: {doc.added_at}")
     library = ctx.library
@@ -236,6 +288,30 @@ def _cmd_show(ctx: AppContext, args: argparse.Namespace) -> int:
                 preview = " ".join(s.text.split())[:80]
             print(f"  [{s.seq}] {s.kind}/{s.role} {where}{box}: {preview}")
     return 0
+
+
+def _marked_text(ctx: AppContext, doc_id: int) -> list[SourceBlock]:
+    """The document as the model reads it: blocks that open with their marker ('[p. 4]', '[t 00:01:23]'),
+    with the text and, for a scanned page or a keyframe, the image shown to a vision model."""
+    from app.chat import prompt_documents
+
+    return prompt_documents(ctx, [doc_id], images=True)[0].blocks
+
+
+def _document_json(ctx: AppContext, doc: DocumentRow, *, segments: bool, text: bool) -> dict[str, object]:
+    library = ctx.library
+    video = library.video_info(doc.id)
+    out: dict[str, object] = {
+        "document": dataclasses.asdict(doc),
+        "video": dataclasses.asdict(video) if video is not None else None,
+        "pages": [dataclasses.asdict(p) for p in library.pages(doc.id)],
+        "keyframes": [dataclasses.asdict(k) for k in library.keyframes(doc.id)],
+    }
+    if segments:
+        out["segments"] = [dataclasses.asdict(s) for s in library.segments(doc.id)]
+    if text:
+        out["text"] = [dataclasses.asdict(block) for block in _marked_text(ctx, doc.id)]
+    return out
 
 
 def _image_summary(path: Path) -> str:
@@ -276,7 +352,7 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
                 end="" if event.done < event.total else "\n",
                 file=sys.stderr,
             )
-        elif isinstance(event, AnswerDelta) and event.channel == "answer":
+        elif isinstance(event, AnswerDelta) and event.channel == "answer" and not args.json:
             sys.stdout.write(event.text)
             sys.stdout.flush()
         elif isinstance(event, AnswerDone):
@@ -296,11 +372,15 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
         raise
     finally:
         service.close()
-    print()
-    checked = [c for c in message.citations if c["valid"]]
+    documents = len(service.conversations.get(message.conversation_id).document_ids)
+    if args.json:
+        print(json.dumps(_answer_json(message, documents), indent=2, ensure_ascii=False))
+    else:
+        print()
+        for line in verdict_lines(message.claims, documents):
+            print(line)
     print(
-        f"[conversation {message.conversation_id}, message {message.id}: {message.completion_tokens} tokens, "
-        f"{len(checked)}/{len(message.citations)} citations checked]",
+        f"[conversation {message.conversation_id}, message {message.id}: {message.completion_tokens} tokens]",
         file=sys.stderr,
     )
     stats = done[-1].stats if done else None
@@ -313,6 +393,38 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def verdict_lines(claims: list[dict[str, object]], documents: int = 1) -> list[str]:
+    """The footer under an answer: each checked sentence with its verdict, then the counts."""
+    from app.verdicts import mark, summary
+
+    rows = [(shown, str(c["text"])) for c in claims if (shown := mark(c, documents)) is not None]
+    if not rows:
+        return []
+    width = max(len(m) for m, _ in rows)
+    lines = ["", "Checked sentence by sentence:"]
+    for m, text in rows:
+        flat = " ".join(text.split())
+        lines.append(f"  {m:<{width}}  {flat if len(flat) <= 90 else flat[:87] + '...'}")
+    lines.append(summary(claims))
+    return lines
+
+
+def _answer_json(message: MessageRow, documents: int) -> dict[str, object]:
+    from app.verdicts import counts, explain, mark
+
+    return {
+        "conversation_id": message.conversation_id,
+        "message_id": message.id,
+        "status": message.status,
+        "model": message.model,
+        "model_sha256": message.model_sha256,
+        "answer": message.text,
+        "citations": message.citations,
+        "claims": [c | {"mark": mark(c, documents), "explanation": explain(c, documents)} for c in message.claims],
+        "counts": dict(counts(message.claims)),
+    }
 
 
 def _cmd_plan(ctx: AppContext, args: argparse.Namespace) -> int:
@@ -338,14 +450,7 @@ def _cmd_show_conversation(ctx: AppContext, args: argparse.Namespace) -> int:
     conv = convs.get(args.conversation)
     messages = convs.messages(conv.id)
     if args.json:
-        import dataclasses
-
-        print(
-            json.dumps(
-                {"conversation": dataclasses.asdict(conv), "messages": [dataclasses.asdict(m) for m in messages]},
-                indent=2,
-            )
-        )
+        _print_json({"conversation": dataclasses.asdict(conv), "messages": [dataclasses.asdict(m) for m in messages]})
         return 0
     titles = ", ".join(f"#{d} {ctx.library.get(d).title}" for d in conv.document_ids)
     print(f"Conversation {conv.id}: {conv.title}\nDocuments: {titles}\n")
@@ -361,6 +466,8 @@ def _cmd_show_conversation(ctx: AppContext, args: argparse.Namespace) -> int:
                 for c in m.citations
             )
             print(f"  citations: {cites or 'none'}")
+            for line in verdict_lines(m.claims, len(conv.document_ids))[1:]:
+                print(f"  {line}")
             if m.status != "complete":
                 print(f"  status: {m.status}" + (f" - {m.error}" if m.error else ""))
             if m.prompt_tokens is not None:
@@ -372,10 +479,13 @@ def _cmd_show_conversation(ctx: AppContext, args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_conversations(ctx: AppContext, _args: argparse.Namespace) -> int:
+def _cmd_conversations(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.conversations import Conversations
 
     rows = Conversations(ctx.db).all()
+    if args.json:
+        _print_json([dataclasses.asdict(c) for c in rows])
+        return 0
     if not rows:
         print("No conversations yet.")
     for c in rows:
@@ -384,6 +494,8 @@ def _cmd_conversations(ctx: AppContext, _args: argparse.Namespace) -> int:
 
 
 def _cmd_models(ctx: AppContext, args: argparse.Namespace) -> int:
+    from app.models import ModelRecord
+
     registry = ctx.models
     if args.models_command == "add":
         record, created = registry.add(
@@ -417,9 +529,14 @@ def _cmd_models(ctx: AppContext, args: argparse.Namespace) -> int:
         return 0
     registry.starter()  # make sure the demo model is listed even before first use
     active_sha = ctx.settings.active_model
-    for r in registry.all():
-        is_active = r.sha256 == active_sha or (not active_sha and r.is_starter)
-        mark = "*" if is_active else " "
+    records = registry.all()
+    active = {r.id: r.sha256 == active_sha or (not active_sha and r.is_starter) for r in records}
+    if args.json:
+        fields = [f.name for f in dataclasses.fields(ModelRecord) if f.name != "facts"]
+        _print_json([{f: getattr(r, f) for f in fields} | {"label": r.label, "active": active[r.id]} for r in records])
+        return 0
+    for r in records:
+        mark = "*" if active[r.id] else " "
         print(
             f"{mark} {r.id:>3}  {r.label:<40} {r.architecture:<10} ctx {r.context_length:>7,}  "
             f"{r.size_bytes / 1024**3:6.2f} GiB  {_mtp_column(registry, r):<6}  {r.sha256[:12]}  {r.path}"

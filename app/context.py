@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.audit import AuditLog, DocumentAudit
 from app.db import open_db
 from app.library import Library
 from app.models import ModelRegistry
@@ -24,7 +25,7 @@ class AppContext:
 
     @property
     def library(self) -> Library:
-        return Library(self.db, self.paths.blobs_dir)
+        return Library(self.db, self.paths.blobs_dir, audit=DocumentAudit(AuditLog.for_context(self), self.settings))
 
     @property
     def models(self) -> ModelRegistry:

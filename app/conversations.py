@@ -36,6 +36,9 @@ class MessageRow:
     drafted_tokens: int | None = None  # speculative decoding: drafted tokens the model checked...
     accepted_tokens: int | None = None  # ...and kept (None: stored before Folio drafted)
 
+    # Each claim of an answer with its grounding verdict (app.grounding.ClaimVerdict.to_dict), in order.
+    claims: list[dict[str, Any]] = field(default_factory=list)
+
     @property
     def acceptance(self) -> float | None:
         """Share of drafted tokens the model kept, or None when nothing was drafted."""
@@ -44,10 +47,10 @@ class MessageRow:
         return self.accepted_tokens / self.drafted_tokens
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> MessageRow:
-        values = {k: row[k] for k in cls.__dataclass_fields__}
+    def from_row(cls, row: dict[str, Any], claims: list[dict[str, Any]] | None = None) -> MessageRow:
+        values = {k: row[k] for k in cls.__dataclass_fields__ if k != "claims"}
         values["citations"] = json.loads(row["citations"] or "[]")
-        return cls(**values)
+        return cls(**values, claims=claims or [])
 
 
 @dataclass(frozen=True)
@@ -98,16 +101,27 @@ class Conversations:
         return [self.get(i) for i in ids]
 
     def messages(self, conversation_id: int) -> list[MessageRow]:
-        return [
-            MessageRow.from_row(r)
-            for r in self.db.table("messages").rows_where("conversation_id = ?", [conversation_id], order_by="seq")
-        ]
+        rows = list(self.db.table("messages").rows_where("conversation_id = ?", [conversation_id], order_by="seq"))
+        claims = self._claims([r["id"] for r in rows])
+        return [MessageRow.from_row(r, claims.get(r["id"])) for r in rows]
 
     def message(self, message_id: int) -> MessageRow:
         rows = list(self.db.table("messages").rows_where("id = ?", [message_id]))
         if not rows:
             raise NotFound(f"no message with id {message_id}")
-        return MessageRow.from_row(rows[0])
+        return MessageRow.from_row(rows[0], self._claims([message_id]).get(message_id))
+
+    def _claims(self, message_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+        out: dict[int, list[dict[str, Any]]] = {}
+        for chunk in (message_ids[i : i + 500] for i in range(0, len(message_ids), 500)):
+            marks = ",".join("?" * len(chunk))
+            for row in self.db.execute(
+                f"SELECT {', '.join(_CLAIM_COLUMNS)}, message_id FROM claims WHERE message_id IN ({marks}) "
+                "ORDER BY message_id, seq",
+                chunk,
+            ).fetchall():
+                out.setdefault(row[-1], []).append(_claim_from_row(row[:-1]))
+        return out
 
     def add_message(self, conversation_id: int, role: str, text: str, **fields: Any) -> int:
         with self.db.atomic():
@@ -128,11 +142,17 @@ class Conversations:
             self._touch(conversation_id)
         return message_id
 
-    def update_message(self, message_id: int, **fields: Any) -> None:
+    def update_message(self, message_id: int, *, claims: list[dict[str, Any]] | None = None, **fields: Any) -> None:
+        """Update a message; with `claims`, replace its claims and their verdicts in the same transaction."""
         if "citations" in fields and not isinstance(fields["citations"], str):
             fields["citations"] = json.dumps(fields["citations"])
         with self.db.atomic():
             self.db.table("messages").update(message_id, fields)
+            if claims is not None:
+                self.db.execute("DELETE FROM claims WHERE message_id = ?", [message_id])
+                self.db.table("claims").insert_all(
+                    {"message_id": message_id, "seq": i, **_claim_to_row(c)} for i, c in enumerate(claims)
+                )
             conv = self.db.table("messages").get(message_id)["conversation_id"]
             self._touch(conv)
 
@@ -162,3 +182,33 @@ class Conversations:
 
     def _touch(self, conversation_id: int) -> None:
         self.db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", [now_iso(), conversation_id])
+
+
+# The stored claim's columns, in the order _claim_from_row reads them; JSON columns hold lists.
+_CLAIM_COLUMNS = (
+    "char_start", "char_end", "kind", "text", "verdict", "reason", "doc_index", "document_id", "page", "label",
+    "t_seconds", "passage", "score", "quote", "quote_found", "checked", "missing", "cited", "citations",
+)  # fmt: skip
+_CLAIM_JSON = ("checked", "missing", "cited", "citations")
+_RENAMED = {"char_start": "start", "char_end": "end"}
+
+
+def _claim_to_row(claim: dict[str, Any]) -> dict[str, Any]:
+    row = {column: claim.get(_RENAMED.get(column, column)) for column in _CLAIM_COLUMNS}
+    for column in _CLAIM_JSON:
+        row[column] = json.dumps(list(row[column] or []))
+    row["reason"] = row["reason"] or ""
+    row["passage"] = row["passage"] or ""
+    row["score"] = row["score"] or 0.0
+    if row["quote_found"] is not None:
+        row["quote_found"] = int(bool(row["quote_found"]))
+    return row
+
+
+def _claim_from_row(row: tuple[Any, ...]) -> dict[str, Any]:
+    claim = {_RENAMED.get(column, column): value for column, value in zip(_CLAIM_COLUMNS, row, strict=True)}
+    for column in _CLAIM_JSON:
+        claim[column] = json.loads(claim[column] or "[]")
+    if claim["quote_found"] is not None:
+        claim["quote_found"] = bool(claim["quote_found"])
+    return claim

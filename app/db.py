@@ -251,6 +251,36 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
     (
+        "m013_claims",
+        """
+        CREATE TABLE claims (
+            id INTEGER PRIMARY KEY,
+            message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            char_start INTEGER NOT NULL,
+            char_end INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            verdict TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            doc_index INTEGER,
+            document_id INTEGER,
+            page INTEGER,
+            label TEXT,
+            t_seconds REAL,
+            passage TEXT NOT NULL DEFAULT '',
+            score REAL NOT NULL DEFAULT 0,
+            quote TEXT,
+            quote_found INTEGER,
+            checked TEXT NOT NULL DEFAULT '[]',
+            missing TEXT NOT NULL DEFAULT '[]',
+            cited TEXT NOT NULL DEFAULT '[]',
+            citations TEXT NOT NULL DEFAULT '[]',
+            UNIQUE (message_id, seq)
+        );
+        """,
+    ),
+    (
         "m017_speculative",
         """
         ALTER TABLE messages ADD COLUMN drafted_tokens INTEGER;

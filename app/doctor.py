@@ -53,6 +53,11 @@ def run_checks(ctx: AppContext) -> list[Check]:
             f"{psutil.virtual_memory().available / 1024**3:.1f} GiB available",
         ),
     ]
+    if sys.platform.startswith("linux"):
+        from app.x11_libraries import check_xcb
+
+        xcb = check_xcb()
+        checks.append(Check("Qt X11 libraries", xcb.line(), ok=xcb.ok))
     try:
         model = ctx.models.active(ctx.settings)
         checks.append(Check("model", f"{model.label} {model.path}"))

@@ -39,6 +39,9 @@ MAX_NAME_CHARS = 120
 _WINDOWS_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
 # Column suffixes of the wide CSV: one group of columns per field.
 CSV_PARTS = ("", " | quote", " | where", " | status", " | flags")
+# What makes a spreadsheet read a cell as a formula (OWASP, CSV injection): '=HYPERLINK(...)' in a
+# contract or in a model's answer must not run when the table is opened.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,16 @@ def table_json(table: ExtractionTable) -> bytes:
     return (json.dumps(payload, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+def looks_like_formula(text: str) -> bool:
+    return text.startswith(FORMULA_STARTS)
+
+
+def csv_text(text: str) -> str:
+    """OWASP's rule for CSV: a leading apostrophe marks the cell as text, so no spreadsheet runs it as a
+    formula; the text itself is kept as it was."""
+    return "'" + text if looks_like_formula(text) else text
+
+
 def _cell_columns(cell: Cell | None) -> list[str]:
     if cell is None:
         return ["", "", "", "pending", ""]
@@ -156,12 +169,13 @@ def _cell_columns(cell: Cell | None) -> list[str]:
 def table_csv(table: ExtractionTable) -> bytes:
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["Document", "Document sha256", *(f.name + part for f in table.fields for part in CSV_PARTS)])
+    header = ["Document", "Document sha256", *(f.name + part for f in table.fields for part in CSV_PARTS)]
+    writer.writerow([csv_text(h) for h in header])  # field names come from user templates
     for d in table.documents:
         row = [d.title, d.sha256]
         for f in table.fields:
             row += _cell_columns(table.cell(d.id, f.key))
-        writer.writerow(row)
+        writer.writerow([csv_text(value) for value in row])
     # UTF-8 with a byte order mark: Excel otherwise reads it as the local code page.
     return ("\ufeff" + out.getvalue()).encode("utf-8")
 
@@ -169,7 +183,11 @@ def table_csv(table: ExtractionTable) -> bytes:
 def _text_cell(ws: Any, row: int, column: int, value: Any) -> Any:
     cell = ws.cell(row=row, column=column, value=value)
     if isinstance(value, str):
-        cell.data_type = "s"  # never a formula, whatever the document says ('=HYPERLINK(...)')
+        cell.data_type = "s"  # stored as text: never a formula, whatever the document says ('=HYPERLINK(...)')
+        if looks_like_formula(value):
+            # Excel's own "text" mark (the apostrophe it shows in the formula bar): editing the cell
+            # keeps it text too, and the value shown stays exactly the document's words.
+            cell.quotePrefix = True
     return cell
 
 
@@ -247,13 +265,26 @@ def table_xlsx(table: ExtractionTable) -> bytes:
 
 # -- conversations -------------------------------------------------------------------------------
 def _citation_note(c: dict[str, Any]) -> str:
+    # A page that exists is not a check of what the sentence says: that is the claim's verdict below.
     parts = [c["text"]]
-    parts.append("page checked" if c.get("valid") else "page not in the document")
+    parts.append("page exists" if c.get("valid") else "page not in the document")
     if c.get("quote_found") is True:
         parts.append("quote found")
     elif c.get("quote_found") is False:
         parts.append("quote NOT found")
     return " - ".join(parts)
+
+
+def _claim_notes(m: MessageRow, documents: int) -> list[tuple[str, str, str]]:
+    """(mark, sentence, what was checked) for every claim that gets a mark."""
+    from app.verdicts import explain, mark
+
+    out = []
+    for c in m.claims:
+        shown = mark(c, documents)
+        if shown is not None:
+            out.append((shown, " ".join(str(c["text"]).split()), explain(c, documents)))
+    return out
 
 
 @dataclass(frozen=True)
@@ -301,6 +332,14 @@ def conversation_markdown(data: ConversationExport) -> str:
         lines.append(m.text or "_(no text)_")
         lines.append("")
         if m.role == "assistant":
+            notes = _claim_notes(m, len(data.documents))
+            if notes:
+                from app.verdicts import summary
+
+                lines.append(f"Checked sentence by sentence ({summary(m.claims)}):")
+                # Plain text like the answer above it: a Markdown file stays readable in any editor.
+                lines += [f"- **{mark}** {text} - {why}" for mark, text, why in notes]
+                lines.append("")
             if m.citations:
                 lines.append("Citations:")
                 lines += [f"- {_citation_note(c)}" for c in m.citations]
@@ -328,6 +367,13 @@ def _conversation_html(data: ConversationExport) -> str:
         out.append(f"<h3>{e(who)} <span class='meta'>{e(m.created_at)}</span></h3>")
         paragraphs = (m.text or "(no text)").split("\n")
         out += [f"<p>{e(p)}</p>" for p in paragraphs if p.strip()]
+        notes = _claim_notes(m, len(data.documents)) if m.role == "assistant" else []
+        if notes:
+            from app.verdicts import summary
+
+            out.append(f"<p class='cites'>Checked sentence by sentence ({e(summary(m.claims))}):</p><ul class='cites'>")
+            out += [f"<li><b>{e(mark)}</b> {e(text)}<br/><i>{e(why)}</i></li>" for mark, text, why in notes]
+            out.append("</ul>")
         if m.role == "assistant" and m.citations:
             out.append("<ul class='cites'>")
             out += [f"<li>{e(_citation_note(c))}</li>" for c in m.citations]

@@ -1,4 +1,4 @@
-"""The document library: add (one transaction, sha256-deduplicated), list, resolve, read back."""
+"""The document library: add (one transaction, sha256-deduplicated, audited), list, resolve, read back."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ from ingest.load import file_sha256
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
+
+    from app.audit import DocumentAudit
 
 # Rough chars-per-token for the library column; the exact count is taken when a prompt is built.
 CHARS_PER_TOKEN = 4
@@ -83,9 +85,10 @@ class StoredKeyframe:
 
 
 class Library:
-    def __init__(self, db: Database, blobs_dir: Path) -> None:
+    def __init__(self, db: Database, blobs_dir: Path, *, audit: DocumentAudit) -> None:
         self.db = db
         self.blobs_dir = blobs_dir
+        self.audit = audit  # every add goes into the audit log, from the CLI and the window alike
 
     # -- adding ---------------------------------------------------------------------------------
     def add(
@@ -100,7 +103,7 @@ class Library:
         if source.is_file():
             existing = self._by_sha(file_sha256(source))
             if existing is not None:
-                self._remember_source(existing.id, source)
+                self._remember_source(existing, source)
                 return AddResult(existing, created=False)
         document = load(source, password=password, limits=limits)
         return self.store(document)
@@ -108,7 +111,7 @@ class Library:
     def store(self, document: Document) -> AddResult:
         existing = self._by_sha(document.sha256)
         if existing is not None:
-            self._remember_source(existing.id, Path(document.source_path))
+            self._remember_source(existing, Path(document.source_path))
             return AddResult(existing, created=False)
         # Blobs are content-addressed and written first: an orphan blob after a crash is harmless,
         # a row pointing at a missing blob is not.
@@ -159,7 +162,10 @@ class Library:
             self.db.table("document_sources").insert(
                 {"document_id": doc_id, "path": document.source_path, "added_at": now}
             )
-        return AddResult(self.get(doc_id), created=True)
+            row = self.get(doc_id)
+            self.audit.added(row.sha256, _audit_details(row, document.source_path, created=True))
+        self.audit.log.sync_head()
+        return AddResult(row, created=True)
 
     def _write_blob(self, data: bytes) -> str:
         from app.settings import atomic_write_bytes
@@ -171,12 +177,17 @@ class Library:
             atomic_write_bytes(target, data)
         return name
 
-    def _remember_source(self, doc_id: int, source: Path) -> None:
+    def _remember_source(self, doc: DocumentRow, source: Path) -> None:
+        """The same content from another path: remembered (and audited) once per path."""
         with self.db.atomic():
-            self.db.execute(
+            inserted = self.db.execute(
                 "INSERT OR IGNORE INTO document_sources(document_id, path, added_at) VALUES (?, ?, ?)",
-                [doc_id, str(source), now_iso()],
-            )
+                [doc.id, str(source), now_iso()],
+            ).rowcount
+            if inserted:
+                self.audit.added(doc.sha256, _audit_details(doc, str(source), created=False))
+        if inserted:
+            self.audit.log.sync_head()
 
     # -- reading --------------------------------------------------------------------------------
     def _by_sha(self, sha256: str) -> DocumentRow | None:
@@ -304,6 +315,19 @@ class Library:
             "SELECT text FROM segments WHERE document_id = ? AND page = ? ORDER BY seq", [doc_id, page]
         ).fetchall()
         return "\n".join(r[0] for r in rows)
+
+
+def _audit_details(doc: DocumentRow, source: str, *, created: bool) -> dict[str, Any]:
+    return {
+        "document_id": doc.id,
+        "title": doc.title,
+        "kind": doc.kind,
+        "path": source,
+        "bytes": doc.size_bytes,
+        "pages": doc.page_count,
+        "duration_s": doc.duration_s,
+        "created": created,  # False: content already in the library, added again from another path
+    }
 
 
 def _png_tokens(png: bytes) -> int:

@@ -35,8 +35,12 @@ class QuoteMatch:
 
 
 def critical_tokens(normalized: str) -> Counter[str]:
-    """Words whose change flips the meaning: numbers and negations. These must match exactly."""
-    return Counter(w for w in _WORD_RE.findall(normalized) if w in _NEGATIONS or any(c.isdigit() for c in w))
+    """Words whose change flips the meaning: numbers (in digits or words) and negations. These must match exactly."""
+    from app.normalise import NUMBER_WORDS
+
+    return Counter(
+        w for w in _WORD_RE.findall(normalized) if w in _NEGATIONS or w in NUMBER_WORDS or any(c.isdigit() for c in w)
+    )
 
 
 def _expand_to_words(text: str, start: int, end: int) -> tuple[int, int]:

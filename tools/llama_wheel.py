@@ -93,25 +93,31 @@ def build() -> Path:
     staging.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, CMAKE_ARGS=cmake_args(), FORCE_CMAKE="1")
     print(f"building llama-cpp-python {VERSION} ({cmake_args()}) - takes 5-7 minutes once", file=sys.stderr)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            f"llama-cpp-python=={VERSION}",
-            "--no-deps",
-            "--no-binary",
-            "llama-cpp-python",
-            "--no-cache-dir",
-            "-w",
-            str(staging),
-        ],
-        env=env,
-        check=True,
-        # stdout is the wheel path for the Makefile's $(...); everything pip says goes to stderr.
-        stdout=sys.stderr,
-    )
+    try:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                f"llama-cpp-python=={VERSION}",
+                "--no-deps",
+                "--no-binary",
+                "llama-cpp-python",
+                "--no-cache-dir",
+                "-w",
+                str(staging),
+            ],
+            env=env,
+            check=True,
+            # stdout is the wheel path for the Makefile's $(...); everything pip says goes to stderr.
+            stdout=sys.stderr,
+        )
+    except subprocess.CalledProcessError as exc:
+        raise SystemExit(
+            f"pip could not build llama-cpp-python {VERSION} (exit {exc.returncode}, its output is above); "
+            "it needs a C/C++ compiler, CMake and access to PyPI"
+        ) from None
     built = find_wheel(staging)
     if built is None:
         raise SystemExit(f"pip produced no llama-cpp-python wheel in {staging}")

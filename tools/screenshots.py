@@ -1,8 +1,9 @@
 """Take the README screenshots of the real window: run under Xvfb (make screenshots).
 
 A throw-away FOLIO_HOME; a generated contract is added the way a drop adds it, the starter model
-answers a question, then: a citation is clicked (the clause highlighted in the viewer), an unverified
-citation is hovered, the library is searched, and a generated video clip is opened at a cited time.
+answers a question, then: an answer whose sentences got every verdict is shown and a wrong-page
+sentence's mark is clicked (the supporting clause highlighted on its real page), an unsupported
+sentence's mark is hovered, the library is searched, and a generated video clip is opened at a cited time.
 The demo model rarely cites, so the cited answer is stored through app/ like any answer and says
 so in its model line. Saves PNGs to docs/screenshots/.
 """
@@ -21,8 +22,11 @@ sys.path.insert(0, str(REPO))
 OUT = REPO / "docs" / "screenshots"
 SAMPLE_ANSWER = (
     'The agreement is governed by Delaware law: it "shall be governed by and construed in accordance with '
-    'the laws of the State of Delaware" [p. 4].\n\nEither party may terminate for convenience on '
-    '"ninety (90) days written notice" [p. 3]. The monthly fee is "12,000 US dollars" [p. 2].'
+    'the laws of the State of Delaware" [p. 4].\n\n'
+    "- Either party may terminate for convenience on ninety days' written notice [p. 1].\n"
+    "- Confidential Information stays secret for five (5) years after termination [p. 2].\n"
+    "- The Client pays a monthly fee of 12,500 US dollars.\n"
+    '- Late payments accrue interest at "two percent per month" [p. 2].'
 )
 
 
@@ -79,7 +83,8 @@ def main() -> int:
     wait(lambda: window.chat.send_button.isEnabled())
     window.splitter.setSizes([285, 600, 515])  # the viewer wide enough for a page at a readable size
 
-    # 2. An answer with checked citations: click the verified one, hover an unverified one.
+    # 2. An answer whose sentences got every verdict: click the wrong-page sentence's mark (its clause
+    #    opens highlighted on its real page), hover the unsupported sentence's mark.
     doc = ctx.library.all()[0]
 
     def stored_answer(doc_id: int, title: str, question: str, answer: str) -> tuple[int, int]:
@@ -93,16 +98,16 @@ def main() -> int:
     _, message = stored_answer(
         doc.id, "Governing law and termination", "Which law governs, and how can it be ended?", SAMPLE_ANSWER
     )
-    links = window.chat.transcript.targets_of(message)
-    verified = next(t for t in links.values() if t.state == "verified")
-    window.open_citation(verified)
+    marks = window.chat.transcript.claims_of(message)
+    wrong_page = next(t for t in marks.values() if t.verdict == "wrong_page")
+    window.open_claim(wrong_page)
     wait(lambda: bool(window.viewer.canvas.highlights))
     wait(lambda: window.viewer.last is not None and window.viewer.canvas.image is not None)
     save("main-window.png")
 
-    unverified = next(href for href, t in links.items() if not t.trusted)
+    unsupported = next(href for href, t in marks.items() if t.verdict == "unsupported")
     transcript = window.chat.transcript
-    point = anchor_point(transcript, unverified)
+    point = anchor_point(transcript, unsupported)
     viewport = transcript.viewport()
     QApplication.sendEvent(viewport, QHelpEvent(QEvent.Type.ToolTip, point, viewport.mapToGlobal(point)))
     save("citation.png")

@@ -8,6 +8,13 @@ from pathlib import Path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from app.x11_libraries import startup_problem
+
+    # Qt aborts without naming the library when its X11 plugin cannot load: say which, and how to get it.
+    problem = startup_problem(list(argv or []))
+    if problem is not None:
+        print(f"folio: error: {problem}", file=sys.stderr)
+        return 1
     from PySide6.QtWidgets import QApplication, QMessageBox
 
     from app.context import open_app

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.chat import AnswerDelta, AnswerDone, ChatStarted, EngineStatus, PrefillUpdate
-from app.citation_targets import CitationTarget
+from app.citation_targets import PASSAGE, CitationTarget, ClaimTarget
 from app.context import AppContext
 from app.conversations import Conversations, MessageRow
 from app.errors import NotFound
@@ -100,6 +100,7 @@ class MainWindow(QMainWindow):
         self.chat.stop_requested.connect(self.stop)
         self.chat.regenerate_requested.connect(self.regenerate)
         self.chat.citation_clicked.connect(self.open_citation)
+        self.chat.transcript.claim_clicked.connect(self.open_claim)
         self.chat.transcript.copied.connect(self._on_copied)
         self.refresh_library()
 
@@ -267,6 +268,18 @@ class MainWindow(QMainWindow):
         else:
             self.viewer.show_page(target.document_id, target.page, quote=target.quote, quote_state=target.state)
         self.statusBar().showMessage(target.tooltip, 8000)
+
+    def open_claim(self, target: ClaimTarget) -> None:
+        """A verdict mark clicked: the page that supports the sentence, with the passage highlighted."""
+        self.statusBar().showMessage(target.tooltip, 10000)
+        if not target.opens or target.document_id is None:
+            return  # unsupported, or nothing to check: the status bar says why
+        if target.t_seconds is not None:
+            self.viewer.show_time(target.document_id, target.t_seconds)
+        else:
+            self.viewer.show_page(
+                target.document_id, target.page, quote=target.passage or None, quote_state=PASSAGE, note=target.tooltip
+            )
 
     def open_hit(self, hit: SearchHit) -> None:
         if hit.document_id is None:

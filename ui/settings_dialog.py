@@ -1,5 +1,6 @@
 """Settings: answers (thinking, drafted tokens), the engine (context cap, KV cache, threads), the model
-server, where the data lives, and clearing caches. Values are checked by app.settings before they are saved (atomically)."""
+server, where the data lives, and clearing caches. Values are checked by app.settings before they are saved
+(atomically)."""
 
 from __future__ import annotations
 

@@ -28,8 +28,10 @@ from PySide6.QtGui import (
     QTextFormat,
 )
 
-from app.citation_targets import CitationTarget, escape_markdown, link_citations, targets
+from app.citation_targets import CitationTarget, ClaimTarget, claim_targets, escape_markdown, link_citations, targets
 from app.conversations import MessageRow
+from app.grounding import ADDED, EXEMPT, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
+from app.verdicts import summary
 from ui.safe_text import SafeTextBrowser, defuse, plain_tooltip
 
 # Model output is untrusted: Markdown only, never raw HTML.
@@ -41,6 +43,15 @@ MAX_RENDER_SHARE = 0.25  # and never more than a quarter of the UI thread's time
 LONG_TAIL = 1500  # an unfinished paragraph longer than this is committed at its last line break
 LIVE_THINKING_CHARS = 4000
 UNTRUSTED = QColor("#b91c1c")
+# Verdict marks: the glyph and the word carry the meaning; the colour only repeats it (light, dark).
+VERDICT_COLOURS = {
+    QUOTED: ("#166534", "#86efac"),
+    SUPPORTED: ("#166534", "#86efac"),
+    WRONG_PAGE: ("#92400e", "#fcd34d"),
+    ADDED: ("#1e40af", "#93c5fd"),
+    UNSUPPORTED: ("#b91c1c", "#fca5a5"),
+    EXEMPT: ("#52525b", "#a1a1aa"),
+}
 LIVE = -1  # the message id used for the answer being written
 
 
@@ -56,6 +67,7 @@ class _Live:
 
 class Transcript(SafeTextBrowser):
     citation_clicked = Signal(object)  # CitationTarget
+    claim_clicked = Signal(object)  # ClaimTarget
     copied = Signal(int)  # message id
 
     def __init__(self) -> None:
@@ -66,6 +78,7 @@ class Transcript(SafeTextBrowser):
         self.document_ids: list[int] = []
         self.expanded: set[int] = set()  # messages whose thinking is shown
         self._targets: dict[str, CitationTarget] = {}
+        self._claims: dict[str, ClaimTarget] = {}
         self._live: _Live | None = None
         self.render_ms: list[float] = []  # time spent in each live update, for the benchmark
         self._timer = QTimer(self)
@@ -83,6 +96,7 @@ class Transcript(SafeTextBrowser):
 
     def _render_all(self) -> None:
         self._targets.clear()
+        self._claims.clear()
         bar = self.verticalScrollBar()
         at_bottom = bar.value() >= bar.maximum() - 4
         chunks = [self._message_md(m) for m in self.messages]
@@ -107,14 +121,24 @@ class Transcript(SafeTextBrowser):
         parts = [f"**Folio** · {escape_markdown(m.model or '')}"]
         if m.thinking:
             parts.append(self._thinking_md(m.id, m.thinking, live=False))
-        body = link_citations(m.text, m.citations, lambda i: self._cite_href(m, i)) if m.text else "*(no answer)*"
+        marks = []
+        for target in claim_targets(m.claims, self.document_ids):
+            if target is not None:
+                href = f"{self._prefix}claim/{m.id}/{target.index}"
+                self._claims[href] = target
+                # No-break spaces: a mark is never split over two lines.
+                marks.append((int(m.claims[target.index]["end"]), target.mark.replace(" ", "\u00a0"), href))
+        body = (
+            link_citations(m.text, m.citations, lambda i: self._cite_href(m, i), marks) if m.text else "*(no answer)*"
+        )
         parts.append(body)
         notes = []
         if m.status != "complete":
             notes.append(m.status + (f": {m.error}" if m.error else ""))
-        if m.citations:
-            checked = [t for t in targets(m.citations, self.document_ids) if t.trusted]
-            notes.append(f"{len(checked)} of {len(m.citations)} citations check out")
+        if m.claims:
+            notes.append(summary(m.claims) or "nothing to check")
+        elif m.citations:
+            notes.append(f"{len(m.citations)} citations, stored before Folio checked answers sentence by sentence")
         if m.completion_tokens:
             notes.append(f"{m.completion_tokens} tokens in {(m.generate_ms or 0) / 1000:.1f} s")
         if m.acceptance is not None:
@@ -139,7 +163,7 @@ class Transcript(SafeTextBrowser):
 
     def _cite_href(self, m: MessageRow, index: int) -> str:
         href = f"{self._prefix}cite/{m.id}/{index}"
-        found = targets(m.citations, self.document_ids)
+        found = targets(m.citations, self.document_ids, m.claims)
         if index < len(found):
             self._targets[href] = found[index]
         return href
@@ -147,9 +171,10 @@ class Transcript(SafeTextBrowser):
     # -- links -------------------------------------------------------------------------------------
     def _activate_links(self, start: int) -> None:
         """Neutralize every link that is not Folio's own and every image, then style Folio's citation
-        links by their check result."""
+        links and verdict marks by their check result."""
         doc = self.document()
         defuse(doc, lambda href: href.startswith(self._prefix), start)
+        dark = self.palette().base().color().lightness() < 128
         changes: list[tuple[int, int, QTextCharFormat]] = []
         block = doc.findBlock(start)
         while block.isValid():
@@ -157,11 +182,20 @@ class Transcript(SafeTextBrowser):
             while not it.atEnd():
                 fragment = it.fragment()
                 fmt = fragment.charFormat()
+                claim = self._claims.get(fmt.anchorHref()) if fmt.isAnchor() else None
+                if claim is not None and fragment.position() + fragment.length() > start:
+                    new = QTextCharFormat(fmt)
+                    new.setToolTip(plain_tooltip(claim.tooltip))
+                    new.setForeground(QColor(VERDICT_COLOURS[claim.verdict][int(dark)]))
+                    new.setFontUnderline(False)
+                    if claim.by_folio:  # visibly Folio's finding, not the model's citation
+                        new.setFontItalic(True)
+                    changes.append((fragment.position(), fragment.length(), new))
                 target = self._targets.get(fmt.anchorHref()) if fmt.isAnchor() else None
                 if target is not None and fragment.position() + fragment.length() > start:
                     new = QTextCharFormat(fmt)
                     new.setToolTip(plain_tooltip(target.tooltip))
-                    if not target.trusted:
+                    if target.faulty:
                         new.setForeground(UNTRUSTED)
                         new.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
                         new.setUnderlineColor(UNTRUSTED)
@@ -181,6 +215,8 @@ class Transcript(SafeTextBrowser):
         kind, _, rest = href[len(self._prefix) :].partition("/")
         if kind == "cite" and href in self._targets:
             self.citation_clicked.emit(self._targets[href])
+        elif kind == "claim" and href in self._claims:
+            self.claim_clicked.emit(self._claims[href])
         elif kind == "think" and rest.lstrip("-").isdigit():
             self.expanded ^= {int(rest)}
             self._render_all()
@@ -197,6 +233,10 @@ class Transcript(SafeTextBrowser):
     def targets_of(self, message_id: int) -> dict[str, CitationTarget]:
         """The citation links of one message, by address (tests and the screenshot script use it)."""
         return {h: t for h, t in self._targets.items() if h.startswith(f"{self._prefix}cite/{message_id}/")}
+
+    def claims_of(self, message_id: int) -> dict[str, ClaimTarget]:
+        """The verdict marks of one message, by address."""
+        return {h: t for h, t in self._claims.items() if h.startswith(f"{self._prefix}claim/{message_id}/")}
 
     # -- the live answer ---------------------------------------------------------------------------
     def begin_answer(self, question: str, document_ids: list[int]) -> None:

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.citation_targets import BAD_ANCHOR, QUOTE_MISSING, VERIFIED
+from app.citation_targets import BAD_ANCHOR, PASSAGE, QUOTE_MISSING, VERIFIED
 from app.context import AppContext
 from app.errors import NotFound
 from app.library import DocumentRow, StoredKeyframe, StoredPage
@@ -70,6 +70,7 @@ class DocumentViewer(QWidget):
         self.last: RenderedPage | None = None
         self._quote: str | None = None
         self._quote_state: str | None = None
+        self._note = ""  # what was checked about the marked passage, said in the banner
         self._terms: tuple[str, ...] = ()
         self._generation = 0
         self._thumb_generation = 0
@@ -267,8 +268,10 @@ class DocumentViewer(QWidget):
         quote: str | None = None,
         quote_state: str | None = None,
         terms: tuple[str, ...] = (),
+        note: str = "",
     ) -> None:
-        """Open a page with a quoted passage (a citation, a table cell) or search words marked."""
+        """Open a page with a quoted passage (a citation, a claim's support, a table cell) or search
+        words marked; `note` is said above the page (what was checked)."""
         if not self.open_document(document_id) or self.doc is None:
             self._say("That document is no longer in the library.", "warn")
             return
@@ -279,7 +282,7 @@ class DocumentViewer(QWidget):
             cited = f"Page {page}" if page is not None else "The cited page"
             self._say(f"{cited} is not in this document: the citation points nowhere.", "warn")
             return
-        self._go(page, quote=quote, quote_state=quote_state, terms=terms)
+        self._go(page, quote=quote, quote_state=quote_state, terms=terms, note=note)
 
     def show_time(self, document_id: int, t_seconds: float | None) -> None:
         """Jump the keyframe strip to the frame shown at t_seconds (a [t mm:ss] citation)."""
@@ -300,9 +303,10 @@ class DocumentViewer(QWidget):
         quote: str | None = None,
         quote_state: str | None = None,
         terms: tuple[str, ...] = (),
+        note: str = "",
     ) -> None:
         self.page_number = number
-        self._quote, self._quote_state, self._terms = quote, quote_state, terms
+        self._quote, self._quote_state, self._terms, self._note = quote, quote_state, terms, note
         row = next((i for i, p in enumerate(self.pages) if p.number == number), -1)
         self.thumbnails.blockSignals(True)
         self.thumbnails.setCurrentRow(row)
@@ -347,11 +351,13 @@ class DocumentViewer(QWidget):
 
     def _banner(self, note: str, marked: bool) -> tuple[str, str]:
         where = self._where()
-        lines = []
+        lines = [self._note] if self._note else []
         level = "info"
         if self._quote_state == QUOTE_MISSING:
             lines.append(f"Not verified: the quoted passage was not found on {where}.")
             level = "warn"
+        elif self._quote and not marked and self._quote_state == PASSAGE:
+            lines.append(f"The supporting passage is on {where}, but its place could not be marked.")
         elif self._quote and not marked:
             verified = self._quote_state == VERIFIED
             lines.append(

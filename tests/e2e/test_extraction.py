@@ -100,7 +100,7 @@ def test_extraction_is_schema_valid_stored_and_audited(starter_home: Path, tmp_p
     db.close()
     from app.audit import AuditLog
 
-    assert AuditLog.for_context(ctx).verify().entries == 2
+    assert AuditLog.for_context(ctx).verify().entries == 3  # the document added, the run, the question
     ctx.close()
 
 

@@ -140,7 +140,7 @@ def test_folio_ask_goes_to_the_configured_server(starter_server: str, starter_ho
     db.row_factory = sqlite3.Row
     reply = db.execute("SELECT * FROM messages WHERE role = 'assistant'").fetchone()
     db.close()
-    assert reply["status"] == "complete" and reply["text"] == out.strip() and reply["text"]
+    assert reply["status"] == "complete" and reply["text"] and out.startswith(reply["text"])  # the verdicts follow
     assert reply["model"] == f"{ALIAS} at {host}" and reply["model_sha256"] is None
     assert 0 < reply["completion_tokens"] <= 48
 

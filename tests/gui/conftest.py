@@ -36,24 +36,23 @@ def store_cited_answer(
     title: str | None = None,
     model: str = "Gemma 3 270m (Q4_K_M) - demo model",
 ) -> tuple[int, int]:  # type: ignore[no-untyped-def]
-    """A question and an answer with citations, stored and checked through app/ as ChatService does
+    """A question and an answer with citations, stored and grounded through app/ as ChatService does
     (the demo model cannot be relied on to cite)."""
-    from app.chat import document_indexes
-    from app.citations import check, find_citations
     from app.conversations import Conversations
+    from app.grounding import Sources, ground_answer
 
     conversations = Conversations(ctx.db)
     conversation = conversations.create(document_ids, title or question)
     conversations.add_message(conversation, "user", question)
-    citations = check(find_citations(answer), document_indexes(ctx, document_ids))
+    grounded = ground_answer(answer, Sources.load(ctx, document_ids))
     message = conversations.add_message(
-        conversation,
-        "assistant",
-        answer,
-        citations=[c.to_dict() for c in citations],
-        model=model,
-        completion_tokens=42,
-        generate_ms=900.0,
+        conversation, "assistant", "", model=model, completion_tokens=42, generate_ms=900.0
+    )
+    conversations.update_message(
+        message,
+        claims=[v.to_dict() for v in grounded.claims],
+        text=answer,
+        citations=[c.to_dict() for c in grounded.citations],
     )
     return conversation, message
 
@@ -68,11 +67,17 @@ def anchor_point(transcript, href: str):  # type: ignore[no-untyped-def]
         while not it.atEnd():
             fragment = it.fragment()
             if fragment.charFormat().anchorHref() == href:
-                cursor = QTextCursor(transcript.document())
-                cursor.setPosition(fragment.position() + fragment.length() // 2)
-                transcript.ensureCursorVisible()
-                transcript.setTextCursor(cursor)
-                return transcript.cursorRect(cursor).center()
+                # A link may wrap onto the next line: take a point inside it that really is the link.
+                for offset in (fragment.length() // 2, *range(fragment.length())):
+                    cursor = QTextCursor(transcript.document())
+                    cursor.setPosition(fragment.position() + offset)
+                    transcript.setTextCursor(cursor)
+                    transcript.ensureCursorVisible()
+                    rect = transcript.cursorRect(cursor)
+                    point = rect.center() + type(rect.center())(2, 0)
+                    if transcript.anchorAt(point) == href:
+                        return point
+                raise AssertionError(f"the link {href} is not under any of its characters")
             it += 1
         block = block.next()
     raise AssertionError(f"no link {href} in the transcript")

@@ -235,3 +235,37 @@ def test_scanned_pages_show_their_cleaned_image(qtbot, window, tmp_path: Path) -
     expected.loadFromData(stored, "PNG")
     assert viewer.canvas.image.size() == expected.size()
     assert viewer.page_stack.currentIndex() == 0
+
+
+def test_verdict_marks_say_what_was_checked_and_open_the_supporting_passage(qtbot, window, contract_pdf: Path) -> None:  # type: ignore[no-untyped-def]
+    doc = window.ctx.library.add(contract_pdf).document
+    answer = (
+        "The agreement is governed by the laws of the State of Delaware [p. 1]. "
+        "The Client pays a monthly fee of 12,500 US dollars. The monthly fee is 99,000 euros [p. 2]."
+    )
+    conversation, message = store_cited_answer(window.ctx, [doc.id], answer)
+    window.refresh_library(select=doc.id)
+    qtbot.waitUntil(lambda: window.conversation_id == conversation, timeout=5000)
+    transcript = window.chat.transcript
+    marks = {t.mark: href for href, t in transcript.claims_of(message).items()}
+    assert set(marks) == {f"⚠ found on p. {GOVERNING_LAW_PAGE}", "+ Folio: p. 2", "✗ unsupported"}
+    text = transcript.toPlainText()
+    assert "1 wrong page · 1 source added by Folio · 1 unsupported" in text
+    assert "citations check out" not in text
+    added = char_format_at(transcript, marks["+ Folio: p. 2"])
+    assert added.fontItalic() and "Source added by Folio" in added.toolTip() and "not the model's" in added.toolTip()
+    wrong = char_format_at(transcript, marks[f"⚠ found on p. {GOVERNING_LAW_PAGE}"])
+    assert "the answer cites [p. 1], which does not hold this" in wrong.toolTip()
+    # The model's own [p. 1] is marked wrong too, and says where the sentence really is.
+    (cited,) = [h for h, t in transcript.targets_of(message).items() if t.text == "[p. 1]"]
+    assert char_format_at(transcript, cited).foreground().color() == UNTRUSTED
+
+    viewer = window.viewer
+    with qtbot.waitSignal(viewer.page_shown, timeout=10000) as shown:
+        _click(qtbot, transcript, marks[f"⚠ found on p. {GOVERNING_LAW_PAGE}"])
+    assert shown.args == [doc.id, GOVERNING_LAW_PAGE]
+    qtbot.waitUntil(lambda: bool(viewer.canvas.highlights), timeout=10000)
+    assert "Wrong page" in viewer.banner.text()
+    _click(qtbot, transcript, marks["✗ unsupported"])
+    qtbot.waitUntil(lambda: "Unsupported" in window.statusBar().currentMessage(), timeout=3000)
+    assert viewer.page_number == GOVERNING_LAW_PAGE  # nothing supports it: the viewer stays

@@ -3,6 +3,8 @@ stream, stop it, regenerate, copy; conversations; errors; a double close."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from pathlib import Path
 
@@ -45,6 +47,9 @@ def test_window_opens_with_library_viewer_chat_and_demo_notice(window) -> None: 
 
 def test_drop_a_contract_ask_and_stream_while_responsive(window, qtbot, contract_pdf: Path) -> None:  # type: ignore[no-untyped-def]
     _add_by_drop(qtbot, window, contract_pdf)
+    # Adding in the window is audited like `folio add` (the same Library.add), with the file's sha256.
+    added = window.ctx.db.execute("SELECT documents FROM audit_log WHERE action = 'add'").fetchall()
+    assert [json.loads(row[0]) for row in added] == [[hashlib.sha256(contract_pdf.read_bytes()).hexdigest()]]
     assert "Master Services Agreement" in window.chat.header.text()
     assert "4 p." in window.library.list.item(0).text() and "tokens" in window.library.list.item(0).text()
     qtbot.waitUntil(lambda: window.viewer.page_number == 1 and window.viewer.canvas.image is not None, timeout=10000)

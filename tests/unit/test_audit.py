@@ -118,3 +118,44 @@ def test_cli_audit_verify_and_export(ctx: AppContext, folio_home: Path, tmp_path
     code, _out, err = run_folio("audit", "verify")
     assert code == 1
     assert err.strip() == "folio: error: audit log check FAILED: entry 3 was changed after it was written"
+
+
+def test_documents_added_purged_and_exported_are_audited_with_their_sha256(
+    starter_home: Path, contract_pdf: Path, tmp_path: Path
+) -> None:
+    """`folio add` (the library's add, which the window uses too), a second path to the same content,
+    an export and a purge each leave one entry naming the file's sha256; the chain still verifies."""
+    import hashlib
+    import shutil
+
+    from app.context import open_app
+    from app.conversations import Conversations
+
+    sha = hashlib.sha256(contract_pdf.read_bytes()).hexdigest()
+    assert run_folio("add", str(contract_pdf))[0] == 0
+    assert run_folio("add", str(contract_pdf))[0] == 0  # nothing new: no second entry
+    copy = shutil.copy(contract_pdf, tmp_path / "copy of contract.pdf")
+    assert run_folio("add", str(copy))[0] == 0  # same content from another path: recorded, not stored twice
+    ctx = open_app()
+    try:
+        conv = Conversations(ctx.db).create([1], "Governing law")
+    finally:
+        ctx.close()
+    assert run_folio("export", "conversation", str(conv), "--out", str(tmp_path / "c.md"))[0] == 0
+    assert run_folio("purge", "1", "--yes")[0] == 0
+
+    ctx = open_app()
+    try:
+        log = AuditLog.for_context(ctx)
+        entries = log.entries()
+        assert log.verify().ok and log.verify().entries == 4
+    finally:
+        ctx.close()
+    assert [(e.action, e.documents) for e in entries] == [("add", [sha]), ("add", [sha]), ("export", [sha]),
+                                                           ("purge", [sha])]  # fmt: skip
+    first, again = entries[0].details, entries[1].details
+    assert first["path"] == str(contract_pdf.resolve()) and first["created"] is True and first["pages"] == 4
+    assert again["path"] == str(Path(copy).resolve()) and again["created"] is False
+    assert entries[0].settings["max_answer_tokens"] == 48 and entries[0].os_user
+    code, out, _err = run_folio("audit", "verify")
+    assert code == 0 and out.startswith("audit log OK: 4 entries")

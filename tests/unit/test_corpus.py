@@ -52,7 +52,7 @@ def test_corpus_file_is_added_or_rejected_in_one_line(ctx: AppContext, relpath: 
         assert _tables(ctx) == before
         if relpath in EXPECTED_REJECTIONS:
             assert EXPECTED_REJECTIONS[relpath] in message
-        elif path.suffix.lower() in (".txt", ".md"):
+        elif path.suffix.lower() in (".txt", ".md", ".csv"):
             assert "unsupported file type (it looks like a plain text file)" in message
         else:
             assert path.suffix.lower() not in (".mp4", ".webm", ".tif", ".jpg", ".png"), message

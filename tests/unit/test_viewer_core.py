@@ -9,7 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from app.citation_targets import BAD_ANCHOR, QUOTE_MISSING, UNQUOTED, VERIFIED, link_citations, targets
+from app.citation_targets import (
+    BAD_ANCHOR,
+    ELSEWHERE,
+    NOT_FOUND,
+    QUOTE_MISSING,
+    UNCHECKED,
+    VERIFIED,
+    claim_targets,
+    link_citations,
+    targets,
+)
 from app.passages import Word, find_in_blocks, find_passage, find_terms, query_terms, words_from_pymupdf
 from tests.fixtures.pdfs import GOVERNING_LAW_PAGE, make_contract_pdf, make_text_pdf
 
@@ -66,9 +76,10 @@ def test_citation_states_and_links() -> None:
     pages = {2: "fees are due", 3: "confidential", 4: "governed by the laws of the State of Delaware"}
     index = DocumentIndex({}, 4, 120.0, lambda p: pages.get(p, ""))
     stored = [c.to_dict() for c in check(find_citations(answer), [index])]
-    found = targets(stored, [7])
-    assert [t.state for t in found] == [VERIFIED, UNQUOTED, QUOTE_MISSING, BAD_ANCHOR, UNQUOTED]
-    assert [t.trusted for t in found] == [True, True, False, False, True]
+    found = targets(stored, [7])  # an answer stored before claims were grounded: only quotes were checked
+    assert [t.state for t in found] == [VERIFIED, UNCHECKED, QUOTE_MISSING, BAD_ANCHOR, UNCHECKED]
+    assert [t.trusted for t in found] == [True, False, False, False, False]
+    assert [t.faulty for t in found] == [False, False, True, True, False]
     assert found[0].document_id == 7 and found[0].page == 4 and found[0].quote == "the laws of the State of Delaware"
     assert found[4].kind == "time" and found[4].t_seconds == 65.0
     assert "not found on p. 3" in found[2].tooltip and "Not verified" in found[3].tooltip
@@ -77,6 +88,28 @@ def test_citation_states_and_links() -> None:
     assert linked.count("](folio://x/") == 5 and linked.startswith('Delaware: "the laws')
     # Offsets that no longer match the text are left alone rather than linking the wrong words.
     assert link_citations("changed text", stored, lambda i: "x") == "changed text"
+
+
+def test_a_citation_is_verified_only_by_its_claims_verdict_and_marks_go_after_their_claims() -> None:
+    from app.grounding import Sources, ground_answer
+
+    sources = Sources.from_pages(["Cover.", "The fee is 100 euros a month.", "Delaware law governs this agreement."])
+    answer = (
+        "Delaware law governs this agreement [p. 3]. The fee is 100 euros a month [p. 1]. The fee is 900 euros [p. 2]."
+    )
+    grounded = ground_answer(answer, sources)
+    citations = [c.to_dict() for c in grounded.citations]
+    claims = [v.to_dict() for v in grounded.claims]
+    found = targets(citations, [7], claims)
+    assert [t.state for t in found] == [VERIFIED, ELSEWHERE, NOT_FOUND]
+    assert "Folio found it on p. 2" in found[1].tooltip and "This sentence's facts were found" in found[0].tooltip
+    marks = claim_targets(claims, [7])
+    assert [m.mark for m in marks if m] == ["✓ supported p. 3", "⚠ found on p. 2", "✗ unsupported"]
+    assert [(m.document_id, m.page) for m in marks if m] == [(7, 3), (7, 2), (None, None)]
+    assert marks[1] is not None and "100 euros a month" in marks[1].passage
+    placed = [(c["end"], m.mark, f"m{i}") for i, (c, m) in enumerate(zip(claims, marks, strict=True)) if m]
+    linked = link_citations(answer, citations, lambda i: f"c{i}", placed)
+    assert linked.startswith(r"Delaware law governs this agreement [\[p\. 3\]](c0). [✓ supported p\. 3](m0) The fee")
 
 
 def test_recent_documents_newest_first(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
