@@ -94,3 +94,19 @@ def test_models_add_refuses_non_gguf(tmp_path: Path) -> None:
 def test_ask_rejects_a_bad_max_tokens() -> None:
     code, _, err = run_folio("ask", "doc.pdf", "question?", "--max-tokens", "0")
     assert code == 2 and "--max-tokens: must be 1 or more" in err
+
+
+def test_models_list_says_which_files_carry_mtp_layers(tmp_path: Path, folio_home: Path, tiny_qwen35: Path) -> None:
+    import dataclasses
+
+    from tests.fixtures.tiny_qwen35 import TINY, write_qwen35_gguf
+
+    with_mtp = write_qwen35_gguf(tmp_path / "tiny-mtp.gguf", dataclasses.replace(TINY, mtp_layers=1))
+    for path in (tiny_qwen35, with_mtp):
+        code, _, err = run_folio("models", "add", str(path))
+        assert code == 0, err
+    code, out, err = run_folio("models", "list")
+    assert code == 0, err
+    rows = {line.rsplit("/", 1)[-1]: line for line in out.splitlines() if line.endswith(".gguf")}
+    assert "  MTP 1 " in rows["tiny-mtp.gguf"] and "no MTP" in rows["tiny-qwen35.gguf"]
+    assert "MTP 1" not in rows["tiny-qwen35.gguf"]
