@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from app.audit import AuditLog, record_question
 from app.citations import DocumentIndex
@@ -15,7 +14,8 @@ from app.engines import make_engine
 from app.errors import FolioError
 from app.grounding import Sources, ground_answer
 from app.library import DocumentRow
-from app.models import ModelRecord, read_facts_cached
+from app.models import ModelRecord
+from app.settings import engine_draft_tokens
 from assets import read_text
 from inference.chat_format import Message, PromptPart, opens_thinking, template_for
 from inference.engine_api import Engine, EngineConfig, GenerateRequest, Sampling, TokenCount
@@ -199,10 +199,7 @@ class ChatService:
         return self._hardware
 
     def facts(self, model: ModelRecord) -> ModelFacts:
-        """Facts as this version records them (the stored copy may predate newer fields)."""
-        if model.facts.is_current:
-            return model.facts
-        return read_facts_cached(Path(model.path), self.ctx.models.facts_dir)
+        return self.ctx.models.facts(model)
 
     def count_tokens(self, model: ModelRecord, rendered: RenderedPrompt) -> TokenCount:
         """Exact text tokens (the engine's tokenizer); images measured by the projector once loaded."""
@@ -221,6 +218,7 @@ class ChatService:
             context_cap=settings.context_cap,
             kv_type=settings.kv_cache_type,
             threads=settings.threads,
+            draft_tokens=engine_draft_tokens(settings),
         )
         return plan(self.facts(model), self.hardware(), request)
 
@@ -237,6 +235,7 @@ class ChatService:
             and current.n_ctx >= count.total + answer_tokens
             and forced_kv in ("auto", current.kv_type)
             and (current.mmproj_path == mmproj or mmproj is None)
+            and current.draft_tokens == engine_draft_tokens(self.ctx.settings)
         ):
             return current  # re-creating a context costs seconds and drops what it holds
         chosen = self.plan(model, count.total, answer_tokens)
@@ -358,6 +357,8 @@ class ChatService:
             cached_tokens=stats.cached_tokens,
             prefill_ms=round(stats.prefill_ms, 1),
             generate_ms=round(stats.generate_ms, 1),
+            drafted_tokens=stats.drafted_tokens,
+            accepted_tokens=stats.accepted_tokens,
             status="cancelled" if stats.stop_reason == "cancelled" else "complete",
         )
         done = self.conversations.message(answer_id)

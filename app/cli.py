@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from app.context import AppContext
     from app.conversations import MessageRow
     from app.library import DocumentRow
+    from app.models import ModelRecord, ModelRegistry
     from inference.prompt import SourceBlock
     from ingest.progress import ReadProgress
 
@@ -432,7 +433,8 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
         print(
             f"timings: prefill_tokens={stats.prompt_tokens - stats.cached_tokens} cached_tokens={stats.cached_tokens} "
             f"prefill_s={stats.prefill_ms / 1000:.3f} ttft_s={stats.ttft_ms / 1000:.3f} "
-            f"gen_tokens={stats.completion_tokens} gen_s={stats.generate_ms / 1000:.3f}",
+            f"gen_tokens={stats.completion_tokens} gen_s={stats.generate_ms / 1000:.3f} "
+            f"drafted_tokens={stats.drafted_tokens} accepted_tokens={stats.accepted_tokens}",
             file=sys.stderr,
         )
     return 0
@@ -582,10 +584,18 @@ def _cmd_models(ctx: AppContext, args: argparse.Namespace) -> int:
         mark = "*" if active[r.id] else " "
         print(
             f"{mark} {r.id:>3}  {r.label:<40} {r.architecture:<10} ctx {r.context_length:>7,}  "
-            f"{r.size_bytes / 1024**3:6.2f} GiB  {r.sha256[:12]}  {r.path}"
+            f"{r.size_bytes / 1024**3:6.2f} GiB  {_mtp_column(registry, r):<6}  {r.sha256[:12]}  {r.path}"
         )
-    print("(* = active)")
+    print("(* = active; MTP: the file's multi-token-prediction layers, which draft tokens for faster answers)")
     return 0
+
+
+def _mtp_column(registry: ModelRegistry, record: ModelRecord) -> str:
+    try:
+        facts = registry.facts(record)
+    except USER_ERRORS:
+        return "MTP ?"  # the file is gone or unreadable: nothing checked, nothing claimed
+    return f"MTP {facts.nextn_predict_layers}" if facts.has_mtp else "no MTP"
 
 
 def _cmd_server(ctx: AppContext, args: argparse.Namespace) -> int:

@@ -33,8 +33,18 @@ class MessageRow:
     status: str  # complete | incomplete | cancelled | error
     error: str | None
     created_at: str
+    drafted_tokens: int | None = None  # speculative decoding: drafted tokens the model checked...
+    accepted_tokens: int | None = None  # ...and kept (None: stored before Folio drafted)
+
     # Each claim of an answer with its grounding verdict (app.grounding.ClaimVerdict.to_dict), in order.
     claims: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def acceptance(self) -> float | None:
+        """Share of drafted tokens the model kept, or None when nothing was drafted."""
+        if not self.drafted_tokens or self.accepted_tokens is None:
+            return None
+        return self.accepted_tokens / self.drafted_tokens
 
     @classmethod
     def from_row(cls, row: dict[str, Any], claims: list[dict[str, Any]] | None = None) -> MessageRow:

@@ -329,6 +329,13 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE claims ADD COLUMN place TEXT NOT NULL DEFAULT '';
         """,
     ),
+    (
+        "m017_speculative",
+        """
+        ALTER TABLE messages ADD COLUMN drafted_tokens INTEGER;
+        ALTER TABLE messages ADD COLUMN accepted_tokens INTEGER;
+        """,
+    ),
 ]
 
 KNOWN = [name for name, _ in MIGRATIONS]

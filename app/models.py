@@ -189,6 +189,12 @@ class ModelRegistry:
         self.models_dir = models_dir
         self.facts_dir = models_dir / "facts"
 
+    def facts(self, model: ModelRecord) -> ModelFacts:
+        """Facts as this version records them (the stored copy may predate newer fields)."""
+        if model.facts.is_current:
+            return model.facts
+        return read_facts_cached(Path(model.path), self.facts_dir)
+
     def all(self) -> list[ModelRecord]:
         return [ModelRecord.from_row(r) for r in self.db.table("models").rows_where(order_by="id")]
 

@@ -16,6 +16,7 @@ from app.paths import private_dir
 
 SCHEMA_VERSION = 1
 KV_TYPES = ("auto", "f16", "q8_0", "q4_0")
+MAX_DRAFT_TOKENS = 16
 
 
 @dataclass
@@ -49,6 +50,8 @@ class Settings:
     threads: int = 0  # 0 = physical cores
     max_answer_tokens: int = 1024
     state_cache_gb: int = 20  # disk kept for document snapshots (reopening is instant); 0 = none
+    speculative: bool = True  # draft tokens (prompt lookup, MTP layers) and let the model check them
+    draft_tokens: int = 8  # the most drafted tokens checked per step (fewer when they do not pay)
     server_url: str = ""  # OpenAI-compatible model server on the user's LAN; "" = off, no sockets
     server_model: str = ""  # the served model's name; "" = the first one the server lists
     server_timeout_s: int = 600  # longest silence accepted from the server (it reads long prompts)
@@ -64,6 +67,8 @@ class Settings:
             raise FolioError("settings: context_cap, threads and state_cache_gb must be >= 0, max_answer_tokens > 0")
         if self.server_url.strip() and not self.server_url.strip().startswith(("http://", "https://")):
             raise FolioError("settings: server_url must start with http:// or https://")
+        if not 1 <= self.draft_tokens <= MAX_DRAFT_TOKENS:
+            raise FolioError(f"settings: draft_tokens must be between 1 and {MAX_DRAFT_TOKENS}")
         if self.server_timeout_s <= 0:
             raise FolioError("settings: server_timeout_s must be > 0")
         from ingest.ocr import ENGINES
@@ -75,6 +80,11 @@ class Settings:
         ex = self.extraction
         if min(ex.value_chars, ex.quote_chars, ex.fields_per_request) < 1 or not 0.5 <= ex.quote_threshold <= 1.0:
             raise FolioError("settings: [extraction] sizes must be >= 1 and quote_threshold between 0.5 and 1")
+
+
+def engine_draft_tokens(settings: Settings) -> int:
+    """The engine's draft length for these settings (0: speculative decoding off)."""
+    return settings.draft_tokens if settings.speculative else 0
 
 
 def _from_dict(cls: type[Any], raw: dict[str, Any]) -> Any:

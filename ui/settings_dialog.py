@@ -1,6 +1,6 @@
-"""Settings: answers (thinking), the engine (context cap, KV cache, threads), the model server, how scanned
-pages are read (OCR engine and language), where the data lives, and clearing caches. Values are checked
-by app.settings before they are saved (atomically)."""
+"""Settings: answers (thinking, drafted tokens), the engine (context cap, KV cache, threads), the model
+server, how scanned pages are read (OCR engine and language), where the data lives, and clearing caches.
+Values are checked by app.settings before they are saved (atomically)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from app.context import AppContext
 from app.engines import remote_config
 from app.errors import USER_ERRORS, FolioError, one_line
 from app.server_check import check_server
-from app.settings import Settings
+from app.settings import MAX_DRAFT_TOKENS, Settings
 from ui.background import start_worker_thread
 from ui.sizing import initial_size, scrolling
 from ui.theme import accent
@@ -94,6 +94,21 @@ class SettingsDialog(QDialog):
         self.thinking.setChecked(s.thinking)
         self.thinking.setToolTip("Better on hard questions, but much slower without a graphics card")
         answers_form.addRow(self.thinking)
+        self.speculative = QCheckBox("Draft ahead for faster answers")
+        self.speculative.setChecked(s.speculative)
+        self.speculative.setToolTip(
+            "Guesses the next words from the documents (and from the model's MTP layers when its file has them); "
+            "the model checks every guess, so answers stay exactly the same. Turns itself down when guesses miss."
+        )
+        self.draft_tokens = QSpinBox()
+        self.draft_tokens.setRange(1, MAX_DRAFT_TOKENS)
+        self.draft_tokens.setSuffix(" tokens")
+        self.draft_tokens.setValue(s.draft_tokens)
+        self.draft_tokens.setToolTip("The most guessed tokens checked at once; fewer are used when they do not pay")
+        self.speculative.toggled.connect(self.draft_tokens.setEnabled)
+        self.draft_tokens.setEnabled(s.speculative)
+        answers_form.addRow(self.speculative)
+        answers_form.addRow("Longest draft:", self.draft_tokens)
 
         engine = QGroupBox("Engine")
         engine_form = QFormLayout(engine)
@@ -212,6 +227,8 @@ class SettingsDialog(QDialog):
         """The settings as the form shows them, checked. Raises FolioError with one plain line."""
         new = copy.deepcopy(self.ctx.settings)
         new.thinking = self.thinking.isChecked()
+        new.speculative = self.speculative.isChecked()
+        new.draft_tokens = self.draft_tokens.value()
         new.context_cap = self.context_cap.value()
         new.kv_cache_type = str(self.kv_type.currentData())
         new.threads = self.threads.value()

@@ -118,3 +118,19 @@ def test_folio_add_shows_page_progress_on_a_terminal(monkeypatch: pytest.MonkeyP
     assert "\r[##################------] scan.pdf: page 3 of 4" in terminal.getvalue()
     progress.clear()
     assert terminal.getvalue().endswith("\r")
+
+
+def test_models_list_says_which_files_carry_mtp_layers(tmp_path: Path, folio_home: Path, tiny_qwen35: Path) -> None:
+    import dataclasses
+
+    from tests.fixtures.tiny_qwen35 import TINY, write_qwen35_gguf
+
+    with_mtp = write_qwen35_gguf(tmp_path / "tiny-mtp.gguf", dataclasses.replace(TINY, mtp_layers=1))
+    for path in (tiny_qwen35, with_mtp):
+        code, _, err = run_folio("models", "add", str(path))
+        assert code == 0, err
+    code, out, err = run_folio("models", "list")
+    assert code == 0, err
+    rows = {line.rsplit("/", 1)[-1]: line for line in out.splitlines() if line.endswith(".gguf")}
+    assert "  MTP 1 " in rows["tiny-mtp.gguf"] and "no MTP" in rows["tiny-qwen35.gguf"]
+    assert "MTP 1" not in rows["tiny-qwen35.gguf"]
