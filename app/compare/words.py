@@ -1,8 +1,9 @@
 """The words compared, each with the page it was read on.
 
 What is not a change is taken out here, the same way in both versions:
-- running headers and footers: whole blocks that repeat, digits masked, on at least half the pages
-  (ingest already keeps only the first of the ones it recognises, with role 'header'/'footer');
+- running headers and footers: short blocks among the first or last of their page that repeat, digits
+  masked, on at least half the pages (ingest already keeps only the first of the ones it recognises,
+  with role 'header'/'footer', and those are not read at all);
 - page numbers: blocks that are only a page number ('7', '- 7 -', 'iv', 'Page 7 of 80');
 - line breaks and line-end hyphenation: 'termi-' + 'nation' is one word; a hyphen that is part of the
   word ('non-' + 'competition') is kept when either version writes the word with it inside a line;
@@ -22,6 +23,7 @@ from app.compare.versions import Block, Version
 
 RUNNING_MIN_PAGES = 3
 RUNNING_MAX_WORDS = 15  # a running header or footer is short; a repeated paragraph is body text
+EDGE_BLOCKS = 2  # running text is among the first or last blocks of a page in reading order
 
 _FOLD = str.maketrans(
     {
@@ -46,8 +48,10 @@ _FOLD = str.maketrans(
     }
 )
 _PAGE_NUMBER = re.compile(
-    r"^(?:page\s+)?[-(\[]?\s*(?:\d{1,4}|[ivxlc]{1,7})\s*[-)\]]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE
+    r"^(?:page\s+)?[-(\[]?\s*(?:(?P<number>\d{1,4})|[ivxlc]{1,7})\s*[-)\]]?(?:\s*(?:of|/)\s*\d{1,4})?$",
+    re.IGNORECASE,
 )
+PAGE_NUMBER_DRIFT = 10  # a printed page number this far from the page's place still counts (cover pages)
 _DIGITS = re.compile(r"\d+")
 _ROMAN = re.compile(r"\b[ivxlcdm]+\b")
 
@@ -72,17 +76,36 @@ def fold(text: str) -> str:
 
 def body_blocks(version: Version) -> list[Block]:
     """The blocks left once page numbers and running headers/footers are taken out."""
-    blocks = [b for b in version.blocks if not _PAGE_NUMBER.match(" ".join(b.text.split()))]
+    blocks = [b for b in version.blocks if not _is_page_number(b)]
     pages = {b.page for b in blocks}
     if version.unit != "page" or len(pages) < RUNNING_MIN_PAGES:
         return blocks
     needed = max(RUNNING_MIN_PAGES, math.ceil(len(pages) / 2))
+    edges = _page_edges(blocks)
     pages_with: dict[str, set[int]] = defaultdict(set)
-    for b in blocks:
-        if len(b.text.split()) <= RUNNING_MAX_WORDS:
-            pages_with[_masked(b.text)].add(b.page)
+    for k in edges:
+        if len(blocks[k].text.split()) <= RUNNING_MAX_WORDS:
+            pages_with[_masked(blocks[k].text)].add(blocks[k].page)
     running = {key for key, on in pages_with.items() if len(on) >= needed}
-    return [b for b in blocks if len(b.text.split()) > RUNNING_MAX_WORDS or _masked(b.text) not in running]
+    return [b for k, b in enumerate(blocks) if k not in edges or _masked(b.text) not in running]
+
+
+def _page_edges(blocks: list[Block]) -> set[int]:
+    """Indexes of the first and last EDGE_BLOCKS blocks of each page: where running text sits."""
+    by_page: dict[int, list[int]] = defaultdict(list)
+    for k, b in enumerate(blocks):
+        by_page[b.page].append(k)
+    return {k for on_page in by_page.values() for k in on_page[:EDGE_BLOCKS] + on_page[-EDGE_BLOCKS:]}
+
+
+def _is_page_number(block: Block) -> bool:
+    """'7', '- 7 -', 'iv', 'Page 7 of 80' alone in a block, near the page's own number (so '30' on page 2
+    is text, not a page number)."""
+    match = _PAGE_NUMBER.match(" ".join(block.text.split()))
+    if match is None:
+        return False
+    number = match.group("number")
+    return number is None or abs(int(number) - block.page) <= PAGE_NUMBER_DRIFT
 
 
 def _masked(text: str) -> str:
