@@ -36,11 +36,14 @@ class Place:
     last_label: str | None = None
 
     def cited(self) -> str:
-        """'p. 3', 'pp. 3-4' (printed labels when the pages have them); '¶ 41' in a flowing document."""
+        """'p. 3', 'pp. 3-4' (printed labels when the pages have them); in a flowing document the clause
+        number printed on the paragraph, '§ 12.3', else its paragraph number, '¶ 41', as citations are."""
         first = self.first_label or str(self.first)
         last = self.last_label or str(self.last)
         if self.unit == "paragraph":
-            return f"¶ {self.first}" if self.first == self.last else f"¶ {self.first}-{self.last}"
+            if self.first == self.last:
+                return f"§ {self.first_label}" if self.first_label else f"¶ {self.first}"
+            return f"¶ {self.first}-{self.last}"
         return f"p. {first}" if self.first == self.last else f"pp. {first}-{last}"
 
 

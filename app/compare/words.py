@@ -76,9 +76,11 @@ def fold(text: str) -> str:
 
 def body_blocks(version: Version) -> list[Block]:
     """The blocks left once page numbers and running headers/footers are taken out."""
+    if version.unit != "page":  # Word, text, e-mail: no printed pages, no running text in the body
+        return list(version.blocks)
     blocks = [b for b in version.blocks if not _is_page_number(b)]
     pages = {b.page for b in blocks}
-    if version.unit != "page" or len(pages) < RUNNING_MIN_PAGES:
+    if len(pages) < RUNNING_MIN_PAGES:
         return blocks
     needed = max(RUNNING_MIN_PAGES, math.ceil(len(pages) / 2))
     edges = _page_edges(blocks)

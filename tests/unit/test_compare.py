@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -177,3 +178,40 @@ def test_a_version_without_text_is_refused_in_one_line(same: bool) -> None:
     empty = Document("pdf", "scan", "0" * 64, "/tmp/scan.pdf", 1, "application/pdf", pages=[Page(1, "1", 10, 10)])
     with pytest.raises(FolioError, match="has no text to compare"):
         version_from_document(empty)
+
+
+def test_two_word_files_are_compared_by_clause_with_clause_anchors(tmp_path: Path) -> None:
+    """Any format Folio reads: two .docx versions, a reviewer's comment in the new one (not a change)."""
+    import docx
+
+    from app.compare.versions import version_from_document
+    from ingest import load
+
+    def write(name: str, clauses: list[str], comment: bool = False) -> Path:
+        document = docx.Document()
+        document.add_heading("Supply agreement", level=1)
+        for text in clauses:
+            paragraph = document.add_paragraph(text)
+            if comment and text.startswith("2."):
+                document.add_comment(paragraph.runs[0], text="Too short?", author="Dana Lawyer", initials="DL")
+        document.save(str(tmp_path / name))
+        return tmp_path / name
+
+    new_clauses = [CLAUSES[0], CLAUSES[2], CLAUSES[1].replace("thirty (30)", "sixty (60)"), *CLAUSES[3:]]
+    old = version_from_document(load(write("old.docx", CLAUSES)))
+    new = version_from_document(load(write("new.docx", new_clauses, comment=True)))
+    redline = compare(old, new)
+    assert [(c.kind, c.old_words, c.new_words, c.old_at.cited(), c.new_at.cited()) for c in redline.changes] == [
+        ("moved", (), (), "¶ 3", "¶ 4"),  # typed numbers: Word's paragraph numbers (the heading is ¶ 1)
+        ("changed", ("thirty", "(30)"), ("sixty", "(60)"), "¶ 3", "¶ 4"),
+    ]
+
+
+def test_places_are_cited_as_folio_cites_elsewhere() -> None:
+    from app.compare.redline import Place
+
+    assert Place("page", 3, 3).cited() == "p. 3"
+    assert Place("page", 3, 4, "iii", "iv").cited() == "pp. iii-iv"
+    assert Place("paragraph", 7, 7, "4.2").cited() == "§ 4.2"  # a Word list number printed on the paragraph
+    assert Place("paragraph", 7, 7).cited() == "¶ 7"
+    assert Place("paragraph", 7, 9).cited() == "¶ 7-9"
