@@ -1,7 +1,7 @@
 """The redline: every difference between two versions, each with its place in both.
 
 Changes are listed in the new version's order. Within a paired clause, words are compared with
-difflib (a run of inserted, deleted or replaced words is one change); a clause without a partner is
+difflib (word_diff.py; a run of inserted, deleted or replaced words is one change); a clause without a partner is
 inserted or deleted as a whole; a paired clause out of order is also a move. `compare` checks its own
 work before returning: the old clauses with these changes applied must give the new clauses word for
 word (apply.py), so a change cannot be dropped without the comparison failing.
@@ -9,7 +9,6 @@ word (apply.py), so a change cannot be dropped without the comparison failing.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Literal
 
@@ -17,6 +16,7 @@ from app.compare.align import align
 from app.compare.apply import apply_changes
 from app.compare.clauses import Clause, split_clauses
 from app.compare.versions import Version
+from app.compare.word_diff import word_opcodes
 from app.compare.words import Word, read_words, settle_hyphens
 from app.errors import FolioError
 
@@ -127,9 +127,8 @@ class _Builder:
         a_texts, b_texts = a.texts, b.texts
         if a_texts == b_texts:
             return []
-        matcher = difflib.SequenceMatcher(None, a_texts, b_texts, autojunk=False)
         changes: list[Change] = []
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for tag, i1, i2, j1, j2 in word_opcodes(a_texts, b_texts):
             if tag == "equal":
                 continue
             kind: ChangeKind = {"insert": "inserted", "delete": "deleted"}.get(tag, "changed")  # type: ignore[assignment]

@@ -215,3 +215,24 @@ def test_places_are_cited_as_folio_cites_elsewhere() -> None:
     assert Place("paragraph", 7, 7, "4.2").cited() == "§ 4.2"  # a Word list number printed on the paragraph
     assert Place("paragraph", 7, 7).cited() == "¶ 7"
     assert Place("paragraph", 7, 9).cited() == "¶ 7-9"
+
+
+@given(
+    a=st.lists(st.sampled_from(["the", "Buyer", "pays.", "within", "30", "days;", "(a)", "Seller:"]), max_size=60),
+    b=st.lists(st.sampled_from(["the", "Buyer", "pays.", "within", "60", "days;", "(b)", "Seller:"]), max_size=60),
+)
+def test_long_clauses_compared_sentence_first_still_give_every_word(a: list[str], b: list[str]) -> None:
+    from unittest import mock
+
+    from app.compare import word_diff
+
+    with mock.patch.object(word_diff, "LONG", 8):  # sentence-first for all but the shortest
+        ops = word_diff.word_opcodes(a, b)
+    rebuilt: list[str] = []
+    at_a = at_b = 0
+    for tag, i1, i2, j1, j2 in ops:
+        assert (i1, j1) == (at_a, at_b)  # contiguous on both sides, nothing skipped
+        rebuilt += a[i1:i2] if tag == "equal" else b[j1:j2]
+        assert tag != "equal" or a[i1:i2] == b[j1:j2]
+        at_a, at_b = i2, j2
+    assert (at_a, at_b) == (len(a), len(b)) and rebuilt == b
