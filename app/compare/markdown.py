@@ -7,7 +7,7 @@ cannot add a link, an image or markup to the redline.
 
 from __future__ import annotations
 
-from app.compare.redline import Change, ChangeKind, Redline
+from app.compare.redline import Change, ChangeKind, Redline, Side
 
 _ESCAPE = {c: "\\" + c for c in "\\`*_[]<>|~&#"}
 _KIND_ORDER: tuple[ChangeKind, ...] = (
@@ -46,8 +46,8 @@ def to_markdown(redline: Redline) -> str:
     lines = [
         f"# Redline: {escape(old.title)} → {escape(new.title)}",
         "",
-        f"- Old: {escape(old.reference)} {escape(old.title)} ({_extent(old.page_count, old.unit)})",
-        f"- New: {escape(new.reference)} {escape(new.title)} ({_extent(new.page_count, new.unit)})",
+        f"- Old: {_named(old)}",
+        f"- New: {_named(new)}",
         "",
         summary(redline),
         "",
@@ -91,6 +91,12 @@ def _deleted(words: tuple[str, ...]) -> str:
 
 def _inserted(words: tuple[str, ...]) -> str:
     return f"**{escape(' '.join(words))}**"
+
+
+def _named(side: Side) -> str:
+    """'#3 Sponsorship Agreement (6 pages)' for a library document, the file's path for a file read once."""
+    name = f"{side.reference} {side.title}" if side.reference.startswith("#") else side.reference
+    return f"{escape(name)} ({_extent(side.page_count, side.unit)})"
 
 
 def _extent(count: int, unit: str) -> str:
