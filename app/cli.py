@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app import __version__
+from app.cli_compare import add_commands as add_compare_commands
 from app.cli_work import add_commands as add_work_commands
 from app.errors import USER_ERRORS, one_line
 
@@ -133,6 +134,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("doctor", help="check the installation", description="Versions, paths, hardware, tools.")
     sub.add_parser("gui", help="open the desktop window", description="Open the Folio window.")
     _HANDLERS.update(add_work_commands(sub))
+    _HANDLERS.update(add_compare_commands(sub))
     return p
 
 

@@ -24,6 +24,7 @@ COMMANDS = [
     ["models", "use"],
     ["doctor"],
     ["gui"],
+    ["compare"],
 ]
 
 
