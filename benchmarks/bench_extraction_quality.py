@@ -30,6 +30,7 @@ design too), --cached-only (grade what the cache holds, never ask), --fresh (ask
 
 from __future__ import annotations
 
+import argparse
 import ast
 import csv
 import dataclasses
@@ -611,31 +612,48 @@ def setup_home(fresh: bool) -> tuple[Any, str]:
     )
 
 
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Extraction against CUAD's labels with the real 1.5B model.")
+    parser.add_argument("--fresh", action="store_true", help="ask the model again (and read every document anew)")
+    parser.add_argument("--cached-only", action="store_true", help="grade only the answers already cached")
+    parser.add_argument("--only", default="", help="only the contracts whose file name holds this")
+    parser.add_argument("--skip", default="", help="comma-separated parts of file names to leave out")
+    parser.add_argument("--fields", choices=("all", "short", "yes_no"), default="all")
+    parser.add_argument("--clauses", default="", help="comma-separated yes/no clause keys to ask")
+    parser.add_argument("--no-chat", action="store_true", help="do not ask the chat the same questions")
+    parser.add_argument("--baseline", action="store_true", help="also run the first request design")
+    written = parser.add_mutually_exclusive_group()
+    written.add_argument("--write", action="store_true", help="update RESULTS.md even for a partial run")
+    written.add_argument("--no-write", action="store_true", help="never update RESULTS.md")
+    return parser.parse_args(argv)
+
+
 def main(argv: list[str]) -> int:
+    args = parse_args(argv)
     if not (CONTRACTS / "cuad_labels.csv").exists():
         print(f"bench_extraction_quality: the CUAD contracts are not at {CONTRACTS}", file=sys.stderr)
         return 1
-    only = argv[argv.index("--only") + 1] if "--only" in argv else ""
-    ctx, model_sha = setup_home("--fresh" in argv)
+    only = args.only
+    ctx, model_sha = setup_home(args.fresh)
     store = cache_dir() / model_sha[:16]
     store.mkdir(parents=True, exist_ok=True)
-    engine = RecordingEngine(store, model_sha, "--fresh" in argv, cached_only="--cached-only" in argv)
+    engine = RecordingEngine(store, model_sha, args.fresh, cached_only=args.cached_only)
     try:
         from app.templates import TemplateStore
 
         template = TemplateStore.for_config(ctx.paths.config_dir).get("contract_review")
-        kinds = argv[argv.index("--fields") + 1] if "--fields" in argv else "all"  # short | yes_no
-        clauses = argv[argv.index("--clauses") + 1].split(",") if "--clauses" in argv else []
+        kinds = args.fields
+        clauses = [c for c in args.clauses.split(",") if c]
         keep = tuple(
             f
             for f in template.fields
             if (kinds == "all" or f.yes_no == (kinds == "yes_no")) and (not f.yes_no or not clauses or f.key in clauses)
         )
         template = dataclasses.replace(template, fields=keep)
-        parts = {"evidence first", *(() if "--no-chat" in argv else ("chat",))}
-        parts |= {DESIGNS[0]} if "--baseline" in argv else set()
+        parts = {"evidence first", *(() if args.no_chat else ("chat",))}
+        parts |= {DESIGNS[0]} if args.baseline else set()
         parts |= {"--cached-only"} if engine.cached_only else set()
-        skip = argv[argv.index("--skip") + 1].lower().split(",") if "--skip" in argv else []
+        skip = [s for s in args.skip.lower().split(",") if s]
         contracts = [
             c
             for c in read_contracts()
@@ -670,7 +688,7 @@ def main(argv: list[str]) -> int:
         engine.close()
         ctx.close()
     print("\n".join(lines))
-    if "--write" in argv or ("--no-write" not in argv and not only and not skip and kinds == "all" and not clauses):
+    if args.write or (not args.no_write and not only and not skip and kinds == "all" and not clauses):
         write_section(HEADING, lines)
     return 0
 

@@ -21,6 +21,7 @@ Run: .venv/bin/python benchmarks/bench_grounding.py [--fresh]   (make eval)
 
 from __future__ import annotations
 
+import argparse
 import ast
 import csv
 import hashlib
@@ -598,12 +599,22 @@ def setup_home(home: Path) -> Any:
     return open_eval_app(home, f"max_answer_tokens = {MAX_ANSWER_TOKENS}\nthinking = false\nthreads = 1\n")
 
 
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Grounding against CUAD's labels with the real 1.5B model.")
+    parser.add_argument("--fresh", action="store_true", help="ask the model again, ignoring the answer cache")
+    parser.add_argument("--cached-only", action="store_true", help="grade only the answers already cached")
+    parser.add_argument("--collect-only", action="store_true", help="ask and cache, grade nothing")
+    parser.add_argument("--write", action="store_true", help="with --cached-only: update RESULTS.md too")
+    return parser.parse_args(argv)
+
+
 def main(argv: list[str]) -> int:
+    args = parse_args(argv)
     if not (CONTRACTS / "cuad_labels.csv").exists():
         print(f"bench_grounding: the CUAD contracts are not at {CONTRACTS}", file=sys.stderr)
         return 1
-    fresh = "--fresh" in argv
-    cached_only = "--cached-only" in argv
+    fresh = args.fresh
+    cached_only = args.cached_only
     # Grading cached answers needs no model and must not disturb a run that is asking (its home).
     ctx, model_sha = setup_home(
         Path(tempfile.mkdtemp(prefix="folio-grounding-")) if cached_only else cache_dir() / "home"
@@ -611,7 +622,7 @@ def main(argv: list[str]) -> int:
     try:
         labels = read_labels()
         asked = collect(ctx, model_sha, labels, fresh, cached_only)
-        if "--collect-only" in argv:
+        if args.collect_only:
             print(f"{len(asked)} answers collected", file=sys.stderr)
             return 0
         lines = evaluate(ctx, labels, asked)
@@ -629,7 +640,7 @@ def main(argv: list[str]) -> int:
     if len(asked) < wanted:
         intro.insert(1, f"PARTIAL: {wanted - len(asked)} answers were not collected yet; the figures cover the rest.")
     print("\n".join(intro + lines))
-    if not cached_only or "--write" in argv:
+    if not cached_only or args.write:
         write_section(HEADING, intro + lines)
     return 0
 
