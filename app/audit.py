@@ -27,12 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from app.clock import now_iso
 from app.errors import FolioError
-from app.settings import atomic_write_text
+from common.files import atomic_write_text
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-    from app.context import AppContext
     from app.settings import Settings
 
 GENESIS = "0" * 64
@@ -100,8 +99,8 @@ class AuditLog:
         self.head_file = head_file
 
     @classmethod
-    def for_context(cls, ctx: AppContext) -> AuditLog:
-        return cls(ctx.db, ctx.paths.data_dir / "audit-head.json")
+    def in_folder(cls, db: Database, data_dir: Path) -> AuditLog:
+        return cls(db, data_dir / "audit-head.json")
 
     @contextmanager
     def _write_lock(self) -> Iterator[None]:
@@ -226,8 +225,8 @@ class AuditLog:
 
 
 # -- what the services record ------------------------------------------------------------------
-def audited_settings(ctx: AppContext) -> dict[str, Any]:
-    return dataclasses.asdict(ctx.settings)
+def audited_settings(settings: Settings) -> dict[str, Any]:
+    return dataclasses.asdict(settings)
 
 
 @dataclass(frozen=True)
@@ -244,14 +243,11 @@ class DocumentAudit:
         )
 
 
-def document_shas(ctx: AppContext, document_ids: list[int]) -> list[str]:
-    return [ctx.library.get(d).sha256 for d in document_ids]
-
-
 def record_question(
-    ctx: AppContext,
+    log: AuditLog,
+    settings: Settings,
     *,
-    document_ids: list[int],
+    documents: list[str],  # their sha256s
     model_label: str,
     model_sha256: str | None,
     conversation_id: int,
@@ -259,11 +255,11 @@ def record_question(
     question: str,
     thinking: bool,
 ) -> AuditEntry:
-    return AuditLog.for_context(ctx).record(
+    return log.record(
         "question",
-        documents=document_shas(ctx, document_ids),
+        documents=documents,
         model_sha256=model_sha256,
-        settings=audited_settings(ctx),
+        settings=audited_settings(settings),
         details={
             "conversation_id": conversation_id,
             "message_id": message_id,

@@ -15,7 +15,6 @@ from typing import Any
 
 from app.grounding import FOUND, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
 from app.verdicts import explain, mark, where
-from ingest.document import format_timestamp
 
 VERIFIED = "verified"  # the quote, or the claim's facts, were found on this page
 UNCHECKED = "unchecked"  # the page exists; nothing on it was checked (nothing to check, or an older answer)
@@ -192,7 +191,3 @@ def link_citations(
         last = end
     out.append(answer[last:])
     return "".join(out)
-
-
-def describe_time(t_seconds: float | None) -> str:
-    return format_timestamp(t_seconds) if t_seconds is not None else "?"

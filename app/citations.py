@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
+
+from app.quotes import quote_in
 
 _CITE_RE = re.compile(
     r"\[(?:D(?P<doc>\d+)\s*,?\s*)?(?:(?P<pages>pp?\.?\s*[^\[\]]{1,40}?)|(?P<time>t\s*\d{1,2}(?::\d{1,2}){1,2}))\]",
@@ -24,7 +25,6 @@ _SECTION_RE = re.compile(
     re.IGNORECASE,
 )
 _QUOTE_BEFORE_RE = re.compile(r"[\"“”]([^\"“”]{3,600})[\"“”][\s,;:.]{0,3}$")
-_FOLD = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-", "\u00ad": None})
 _RANGE_RE = re.compile(r"^(\S+?)\s*[-–—]\s*(\S+)$")
 
 
@@ -150,15 +150,6 @@ def find_citations(answer: str) -> list[Citation]:
     return sorted(found, key=lambda c: c.start)
 
 
-def normalize_for_match(text: str) -> str:
-    """Fold what differs between a PDF's text layer and a model's quote: ligatures, quotes, dashes,
-    hyphenation at line ends, case and whitespace."""
-    text = unicodedata.normalize("NFKC", text)
-    text = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", text)
-    text = text.translate(_FOLD)
-    return " ".join(text.lower().split())
-
-
 @dataclass(frozen=True)
 class DocumentIndex:
     """What a checker needs to know about one cited document."""
@@ -209,7 +200,6 @@ def check(citations: list[Citation], documents: list[DocumentIndex]) -> list[Cit
 def _quote_on(quote: str | None, pages: tuple[int, ...], doc: DocumentIndex) -> bool | None:
     if quote is None:
         return None
-    from app.quotes import quote_in  # app.quotes builds on normalize_for_match above
 
     return any(quote_in(quote, doc.page_text(p)) for p in pages)
 

@@ -292,7 +292,7 @@ def _cmd_show(ctx: AppContext, args: argparse.Namespace) -> int:
 def _marked_text(ctx: AppContext, doc_id: int) -> list[SourceBlock]:
     """The document as the model reads it: blocks that open with their marker ('[p. 4]', '[t 00:01:23]'),
     with the text and, for a scanned page or a keyframe, the image shown to a vision model."""
-    from app.chat import prompt_documents
+    from app.session import prompt_documents
 
     return prompt_documents(ctx, [doc_id], images=True)[0].blocks
 
@@ -314,21 +314,24 @@ def _document_json(ctx: AppContext, doc: DocumentRow, *, segments: bool, text: b
 
 
 def _image_summary(path: Path) -> str:
-    import struct
-
+    from ingest.image_size import png_size
     from ingest.limits import vision_tokens
 
     try:
         with path.open("rb") as handle:
-            width, height = struct.unpack(">II", handle.read(24)[16:24])
-    except (OSError, struct.error):
+            size = png_size(handle.read(24))
+    except OSError:
+        size = None
+    if size is None:
         return f"<image missing: {path}>"
+    width, height = size
     return f"<image {width}x{height} px, {vision_tokens(width, height):,} vision tokens, {path}>"
 
 
 def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.chat import AnswerDelta, AnswerDone, ChatEvent, ChatService, ChatStarted, EngineStatus, PrefillUpdate
+    from app.chat import AnswerDelta, AnswerDone, ChatEvent, ChatService, ChatStarted
     from app.models import STARTER_NOTICE
+    from app.session import Progress
 
     *refs, question = args.documents
     if args.conversation is None and not refs:
@@ -343,9 +346,9 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
         if isinstance(event, ChatStarted):
             if event.demo_model:
                 print(f"note: {STARTER_NOTICE}", file=sys.stderr)
-        elif isinstance(event, EngineStatus):
+        elif isinstance(event, Progress) and not event.reading:
             print(f"... {event.text}", file=sys.stderr)
-        elif isinstance(event, PrefillUpdate) and stderr_tty:
+        elif isinstance(event, Progress) and stderr_tty:
             print(
                 f"\r... reading {event.done:,}/{event.total:,} tokens, ETA {event.eta_s:.0f} s ",
                 end="" if event.done < event.total else "\n",
@@ -426,16 +429,16 @@ def _answer_json(message: MessageRow, documents: int) -> dict[str, object]:
 
 
 def _cmd_plan(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.chat import ChatService
+    from app.engines import local_engine
     from app.plan_report import plan_report, report_lines
-    from inference.engine_process import EngineProcess
+    from app.session import Session
 
     doc_ids = [ctx.library.resolve(r).id for r in args.documents]
-    service = ChatService(ctx, EngineProcess())  # the local plan, even when a model server is configured
+    session = Session.for_context(ctx, local_engine())  # the local plan, even when a model server is configured
     try:
-        report = plan_report(service, doc_ids)
+        report = plan_report(ctx, session, doc_ids)
     finally:
-        service.close()
+        session.close()
     for line in report_lines(report):
         print(line)
     return 0 if report.plan.fits else 1

@@ -149,10 +149,10 @@ class Progress:
 
 
 def cmd_extract(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.chat import EngineStatus
     from app.export import Exporter, FileExists, format_of
     from app.extraction import CellsStored, DocumentStarted, ExtractionService, RunFinished, RunStarted
     from app.models import STARTER_NOTICE
+    from app.session import Progress as EngineProgress
 
     out = Path(args.out).expanduser() if args.out else None
     if out is not None:
@@ -200,7 +200,7 @@ def cmd_extract(ctx: AppContext, args: argparse.Namespace) -> int:
             progress.show(event.cells_done, event.cells_total, state["resumed"])
             if not progress.tty and event.cells:
                 progress.note(f"... {progress.position} {progress.title}: {event.cells_done}/{event.cells_total}")
-        elif isinstance(event, EngineStatus):
+        elif isinstance(event, EngineProgress) and not event.reading:
             progress.note(f"... {event.text}")
         elif isinstance(event, RunFinished) and progress.tty:
             print(file=sys.stderr)
@@ -282,9 +282,8 @@ def cmd_export(ctx: AppContext, args: argparse.Namespace) -> int:
 
 # -- audit ---------------------------------------------------------------------------------------
 def cmd_audit(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.audit import AuditLog
 
-    log = AuditLog.for_context(ctx)
+    log = ctx.audit
     if args.audit_command == "verify":
         result = log.verify()
         if not result.ok:

@@ -24,8 +24,12 @@ class AppContext:
     db: Database
 
     @property
+    def audit(self) -> AuditLog:
+        return AuditLog.in_folder(self.db, self.paths.data_dir)
+
+    @property
     def library(self) -> Library:
-        return Library(self.db, self.paths.blobs_dir, audit=DocumentAudit(AuditLog.for_context(self), self.settings))
+        return Library(self.db, self.paths.blobs_dir, audit=DocumentAudit(self.audit, self.settings))
 
     @property
     def models(self) -> ModelRegistry:
@@ -33,12 +37,7 @@ class AppContext:
 
     @property
     def limits(self) -> Limits:
-        lim = self.settings.limits
-        return Limits(
-            max_bytes=lim.max_file_mb * 1024 * 1024,
-            max_pages=lim.max_pages,
-            max_duration_s=lim.max_video_minutes * 60.0,
-        )
+        return self.settings.limits.for_ingest()
 
     def save_settings(self) -> None:
         save_settings(self.settings, self.paths.settings_file)
@@ -56,7 +55,5 @@ def open_app(paths: Paths | None = None) -> AppContext:
     settings = load_settings(paths.settings_file)
     ctx = AppContext(paths, settings, open_db(paths.db_file))
     if ctx.db.execute("SELECT 1 FROM blob_trash LIMIT 1").fetchone():
-        from app.purge import empty_blob_trash
-
-        empty_blob_trash(ctx)  # a purge was interrupted between its commit and deleting page images
+        ctx.library.empty_trash()  # a purge was interrupted between its commit and deleting page images
     return ctx

@@ -337,7 +337,7 @@ def open_db(path: Path, *, migrate: bool = True) -> Database:
     from sqlite_utils import Database
 
     if not path.exists():
-        from app.paths import private_dir
+        from common.files import private_dir
 
         private_dir(path.parent)
         # Create it user-only before SQLite does, so it is never world-readable even briefly.

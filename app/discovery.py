@@ -31,7 +31,7 @@ from pathlib import Path
 from app.caches import human_size
 from inference.errors import ModelFileError
 from inference.gguf_native import GGUFHeader, read_header
-from inference.planner import QWEN35_TIERS
+from inference.planner import QWEN35_TIERS, qwen35_tier
 
 OLLAMA = "Ollama"
 LM_STUDIO = "LM Studio"
@@ -67,7 +67,7 @@ class FoundModel:
 
     @property
     def tier(self) -> str | None:
-        return tier_for(self.header.block_count, self.header.embedding_length) if self.is_qwen35 else None
+        return qwen35_tier(self.header.block_count, self.header.embedding_length) if self.is_qwen35 else None
 
     @property
     def size_bytes(self) -> int:
@@ -84,14 +84,6 @@ class FoundModel:
         if not self.is_qwen35:
             return f"{text}: works, but Folio is tuned for Qwen3.5"
         return text
-
-
-def tier_for(block_count: int, embedding_length: int) -> str | None:
-    """The published Qwen3.5 tier with this geometry, if any."""
-    for tier in QWEN35_TIERS:
-        if tier.n_layer == block_count and tier.n_embd == embedding_length:
-            return tier.name
-    return None
 
 
 # -- where the stores are -------------------------------------------------------------------------------

@@ -93,10 +93,10 @@ def run_checks(ctx: AppContext) -> list[Check]:
 def socket_checks(ctx: AppContext) -> list[Check]:
     """The sockets held by this command, its engine (started here, llama.cpp loaded) and any other
     Folio process of this user, such as an open window and its engine."""
+    from app.engines import local_engine
     from app.sockets import folio_processes
-    from inference.engine_process import EngineProcess
 
-    engine = EngineProcess()
+    engine = local_engine()
     try:
         try:
             engine.gpu_devices()  # starts the engine process and loads llama.cpp with its backends

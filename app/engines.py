@@ -1,4 +1,5 @@
-"""Which engine answers: the local llama.cpp process, or a model server when one is configured.
+"""The engine factory: the local llama.cpp process, or a model server when one is configured. The only
+module outside inference/ that names the engine classes.
 
 Off by default: with no server URL in the settings Folio opens no sockets at all.
 """
@@ -9,6 +10,7 @@ import os
 
 from app.errors import FolioError
 from app.settings import Settings
+from inference.engine_api import Engine
 from inference.engine_process import EngineProcess
 from inference.errors import EngineError
 from inference.remote import RemoteConfig, RemoteEngine
@@ -28,7 +30,12 @@ def remote_config(settings: Settings) -> RemoteConfig:
         raise FolioError(f"settings: {exc}") from exc
 
 
-def make_engine(settings: Settings) -> EngineProcess | RemoteEngine:
+def make_engine(settings: Settings) -> Engine:
     if not settings.server_url.strip():
         return EngineProcess()
     return RemoteEngine(remote_config(settings))
+
+
+def local_engine() -> Engine:
+    """The llama.cpp engine process even when a server is configured (planning, doctor)."""
+    return EngineProcess()

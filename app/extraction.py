@@ -17,8 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.audit import AuditLog, audited_settings
-from app.chat import ChatService, EngineStatus, PrefillUpdate, prompt_documents
+from app.audit import audited_settings
 from app.citations import DocumentIndex, parse_timestamp, resolve_page
 from app.clock import now_iso
 from app.context import AppContext
@@ -27,15 +26,13 @@ from app.errors import Cancelled, FolioError, NotFound
 from app.extraction_schema import group_schema, max_output_bytes, schema_errors
 from app.models import ModelRecord
 from app.quotes import find_quote
+from app.session import Prepared, Progress, Session, progress_of
 from app.templates import Template, TemplateField, TemplateStore
 from assets import read_text
-from inference.chat_format import Message, template_for
-from inference.engine import EngineConfig, GenerateRequest, Sampling
-from inference.engine_api import Engine
-from inference.events import Finished, GenerationStats, Loaded, Loading, PrefillProgress, TokenText
-from inference.prompt import build_messages, render_prompt
-from inference.remote import RemoteEngine
-from inference.vision import has_images
+from inference.chat_format import Message
+from inference.engine_api import Sampling
+from inference.events import Finished, GenerationStats, TokenText
+from inference.prompt import PromptDocument, build_messages
 from ingest.document import Anchor
 
 # Flags a cell can carry. A cell without flags is a found value whose quote was verified.
@@ -178,7 +175,7 @@ class RunFinished:
     cells_total: int
 
 
-ExtractionEvent = RunStarted | DocumentStarted | CellsStored | RunFinished | EngineStatus | PrefillUpdate
+ExtractionEvent = RunStarted | DocumentStarted | CellsStored | RunFinished | Progress
 ExtractionSink = Callable[[ExtractionEvent], None]
 
 
@@ -270,12 +267,9 @@ def field_lines(fields: list[TemplateField]) -> str:
     return "\n".join(f'- "{f.key}": {f.name}' + (f" - {f.description}" if f.description else "") for f in fields)
 
 
-def extraction_messages(
-    ctx: AppContext, document_id: int, fields: list[TemplateField], *, images: bool = False
-) -> list[Message]:
+def extraction_messages(documents: list[PromptDocument], fields: list[TemplateField]) -> list[Message]:
     """The chat messages for one request: the very system + document turn a chat would start with."""
     user = read_text("prompts", "extract.md").strip().replace("{fields}", field_lines(fields))
-    documents = prompt_documents(ctx, [document_id], images=images)
     return build_messages(read_text("prompts", "answer.md"), documents, [], user)
 
 
@@ -352,38 +346,20 @@ def load_table(ctx: AppContext, run_id: int, document_ids: list[int] | None = No
 class ExtractionService:
     """Runs one extraction at a time on the engine it is given (shared with chat in the window)."""
 
-    def __init__(self, ctx: AppContext, engine: Engine | None = None) -> None:
+    def __init__(self, ctx: AppContext, session: Session | None = None) -> None:
         self.ctx = ctx
-        self._given_engine = engine
-        self._chat: ChatService | None = None  # made on first use: reading tables needs no engine
+        self.session = session or Session.for_context(ctx)  # its engine starts on the first request
         # The engine's own cancel flag is reset by each generation: a Cancel pressed between two
         # fields would be lost, so the run keeps its own.
         self._stop = threading.Event()
         self.templates = TemplateStore.for_config(ctx.paths.config_dir)
 
-    @property
-    def chat(self) -> ChatService:
-        if self._chat is None:
-            self._chat = ChatService(self.ctx, self._given_engine)
-        return self._chat
-
-    @property
-    def engine(self) -> Engine:
-        return self.chat.engine
-
-    def _uses_server(self) -> bool:
-        if self._chat is None and self._given_engine is None:
-            return bool(self.ctx.settings.server_url.strip())
-        return isinstance(self.engine, RemoteEngine)
-
     def cancel(self) -> None:
         self._stop.set()
-        if self._chat is not None:
-            self._chat.cancel()
+        self.session.cancel()
 
     def close(self) -> None:
-        if self._chat is not None:
-            self._chat.close()
+        self.session.close()
 
     # -- runs ------------------------------------------------------------------------------------
     def start_run(self, template: Template, document_ids: list[int], *, resume: bool = True) -> int:
@@ -512,11 +488,11 @@ class ExtractionService:
         emit(DocumentStarted(doc_id, doc.title, position, count, len(pending)))
         if not pending:
             return done
-        AuditLog.for_context(self.ctx).record(
+        self.ctx.audit.record(
             "extraction",
             documents=[doc.sha256],
             model_sha256=model.sha256,
-            settings=audited_settings(self.ctx),
+            settings=audited_settings(self.ctx.settings),
             details={
                 "run_id": info.id,
                 "template": info.template.key,
@@ -557,18 +533,27 @@ class ExtractionService:
         return done
 
     def model_id(self) -> ModelId:
-        if self._uses_server():
-            assert isinstance(self.engine, RemoteEngine)
-            for _event in self.engine.load():  # reach the server (and learn its model) before storing anything
-                pass
-            label = self.engine.label
-            return ModelId(label, f"server:{label}", None, False, None)
+        served = self.session.served_label()
+        if served is not None:  # reach the server (and learn its model) before storing anything
+            return ModelId(served, f"server:{served}", None, False, None)
         record = self.ctx.models.active(self.ctx.settings)
         return ModelId(record.label, record.sha256, record.sha256, record.is_starter, record)
 
-    def _request(
-        self, model: ModelId, doc_id: int, fields: list[TemplateField], schema: dict[str, Any]
-    ) -> tuple[EngineConfig | None, GenerateRequest]:
+    def _prepare(self, doc_id: int, fields: list[TemplateField], max_tokens: int) -> Prepared:
+        # Chat's own prefix, planner and loaded context, so switching between chat and extraction never reloads.
+        return self.session.prepare(
+            self.ctx,
+            [doc_id],
+            lambda documents: extraction_messages(documents, fields),
+            think=False,
+            answer_tokens=max_tokens,
+        )
+
+    def _ask(
+        self, model: ModelId, doc_id: int, fields: list[TemplateField], emit: ExtractionSink
+    ) -> tuple[dict[str, Any], GenerationStats, list[str]]:
+        settings = self.ctx.settings.extraction
+        schema = group_schema([f.key for f in fields], settings.value_chars, settings.quote_chars)
         # Greedy and without a presence penalty: JSON repeats its punctuation by design.
         sampling = Sampling(
             temperature=0.0,
@@ -578,46 +563,19 @@ class ExtractionService:
             presence_penalty=0.0,
             max_tokens=max_output_bytes(schema) + 2,
         )
-        if model.record is None:  # a model server applies its own chat template
-            messages = extraction_messages(self.ctx, doc_id, fields, images=self.ctx.settings.server_images)
-            request = GenerateRequest([], sampling, 0, messages=tuple(messages), json_schema=json.dumps(schema))
-            return None, request
-        record = model.record
-        template = template_for(record.architecture, record.facts.chat_template)
-        messages = extraction_messages(self.ctx, doc_id, fields, images=record.mmproj_path is not None)
-        rendered = render_prompt(template, messages, enable_thinking=False)
-        # Chat's own planner and loaded context, so switching between chat and extraction never reloads.
-        count = self.chat.count_tokens(record, rendered)
-        config = self.chat.engine_config(record, count, sampling.max_tokens, images=has_images(rendered.parts))
-        request = GenerateRequest(
-            rendered.parts,
-            sampling,
-            rendered.prefix_parts,
-            json_schema=json.dumps(schema),
-            prefix_tags=(self.ctx.library.get(doc_id).sha256,),  # so a purge finds the document's snapshots
-        )
-        return config, request
-
-    def _ask(
-        self, model: ModelId, doc_id: int, fields: list[TemplateField], emit: ExtractionSink
-    ) -> tuple[dict[str, Any], GenerationStats, list[str]]:
-        settings = self.ctx.settings.extraction
-        schema = group_schema([f.key for f in fields], settings.value_chars, settings.quote_chars)
-        config, request = self._request(model, doc_id, fields, schema)
-        events = self.engine.generate(config, request)
+        prepared = self._prepare(doc_id, fields, sampling.max_tokens)
+        request = prepared.request(sampling=sampling, json_schema=json.dumps(schema))
         pieces: list[str] = []
         stats: GenerationStats | None = None
-        for event in events:
-            if isinstance(event, Loading):
-                emit(EngineStatus(f"loading {model.label}"))
-            elif isinstance(event, Loaded):
-                emit(EngineStatus(f"model loaded in {event.seconds:.1f} s (context {event.n_ctx:,} tokens)"))
-            elif isinstance(event, PrefillProgress):
-                emit(PrefillUpdate(event.done, event.total, event.tokens_per_s, event.eta_s))
-            elif isinstance(event, TokenText):
+        for event in self.session.generate(prepared, request):
+            if isinstance(event, TokenText):
                 pieces.append(event.text)
             elif isinstance(event, Finished):
                 stats = event.stats
+            else:
+                progress = progress_of(event, model.label)
+                if progress is not None:
+                    emit(progress)
         assert stats is not None
         if stats.stop_reason == "cancelled":
             raise Cancelled()
@@ -667,9 +625,6 @@ class ExtractionService:
     # -- reading back ----------------------------------------------------------------------------
     def table(self, run_id: int, document_ids: list[int] | None = None) -> ExtractionTable:
         return load_table(self.ctx, run_id, document_ids)
-
-    def evidence(self, run_id: int, document_id: int, field_key: str) -> Evidence:
-        return load_evidence(self.ctx, run_id, document_id, field_key)
 
 
 def load_evidence(ctx: AppContext, run_id: int, document_id: int, field_key: str) -> Evidence:

@@ -29,6 +29,7 @@ Snowball stems, with a short list of words contracts use for the same thing ('ex
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -37,9 +38,10 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from app.citations import Citation, DocumentIndex, check, find_citations, normalize_for_match
+from app.citations import Citation, DocumentIndex, check, find_citations
 from app.claims import Claim, exemption, split_claims
 from app.normalise import Fact, fact_found, find_facts
+from app.quotes import normalize_for_match
 
 if TYPE_CHECKING:
     from app.context import AppContext
@@ -255,6 +257,23 @@ class ClaimVerdict:
         }
 
 
+def document_indexes(ctx: AppContext, document_ids: Sequence[int]) -> list[DocumentIndex]:
+    """What the citation checks need of each document: its page labels, length and page text."""
+    library = ctx.library
+    indexes = []
+    for doc_id in document_ids:
+        doc = library.get(doc_id)
+        indexes.append(
+            DocumentIndex(
+                label_to_page=library.page_labels(doc_id),
+                page_count=doc.page_count,
+                duration_s=doc.duration_s,
+                page_text=functools.partial(library.page_text, doc_id),
+            )
+        )
+    return indexes
+
+
 @dataclass
 class Sources:
     """The selected documents as grounding reads them."""
@@ -321,8 +340,6 @@ class Sources:
 
     @classmethod
     def load(cls, ctx: AppContext, document_ids: Sequence[int]) -> Sources:
-        from app.chat import document_indexes
-
         units: list[Unit] = []
         where: dict[tuple[int, int | None, float | None], int] = {}
         for doc_index, doc_id in enumerate(document_ids, start=1):

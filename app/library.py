@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +15,16 @@ from app.errors import NotFound
 from ingest import Document, Limits, Segment
 from ingest import load as ingest_load
 from ingest.document import VideoInfo
+from ingest.image_size import png_size
 from ingest.limits import vision_tokens
 from ingest.load import file_sha256
+
+_REFERENCED = """
+    SELECT image_blob FROM pages WHERE image_blob = :name
+    UNION ALL SELECT image_blob FROM segments WHERE image_blob = :name
+    UNION ALL SELECT contact_sheet_blob FROM documents WHERE contact_sheet_blob = :name
+    LIMIT 1
+"""
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -168,7 +175,7 @@ class Library:
         return AddResult(row, created=True)
 
     def _write_blob(self, data: bytes) -> str:
-        from app.settings import atomic_write_bytes
+        from common.files import atomic_write_bytes
 
         digest = hashlib.sha256(data).hexdigest()
         name = f"{digest[:2]}/{digest}.png"
@@ -251,6 +258,25 @@ class Library:
     def blob_path(self, name: str) -> Path:
         return self.blobs_dir / name
 
+    def empty_trash(self) -> int:
+        """Delete the image files a purge queued (`blob_trash`) that no document uses any more;
+        returns how many files were deleted. A file that cannot be deleted stays queued."""
+        db = self.db
+        names = [str(r[0]) for r in db.execute("SELECT name FROM blob_trash ORDER BY name")]
+        removed = 0
+        for name in names:
+            if db.execute(_REFERENCED, {"name": name}).fetchone() is None:
+                path = self.blob_path(name)
+                if path.exists():
+                    try:
+                        path.unlink()
+                    except OSError:
+                        continue  # kept in the queue: tried again next time
+                    removed += 1
+            with db.atomic():
+                db.execute("DELETE FROM blob_trash WHERE name = ?", [name])
+        return removed
+
     def blob(self, name: str) -> bytes:
         """The bytes of a stored image (PNG) by the name kept in pages/segments/documents."""
         try:
@@ -331,9 +357,9 @@ def _audit_details(doc: DocumentRow, source: str, *, created: bool) -> dict[str,
 
 
 def _png_tokens(png: bytes) -> int:
-    """Vision tokens for a PNG, from the size in its header."""
-    width, height = struct.unpack(">II", png[16:24])
-    return vision_tokens(width, height)
+    """Vision tokens for a PNG, from the size in its header (ingest wrote it: it is a PNG)."""
+    size = png_size(png[:24])
+    return vision_tokens(*size) if size else 0
 
 
 def _bbox(raw: str | None) -> tuple[float, float, float, float] | None:

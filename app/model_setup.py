@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.discovery import tier_for
 from app.models import ModelRecord, find_starter_file, packaged_starter_available, starter_file_name
 from app.plan_report import memory_line
-from app.settings import atomic_write_text
+from common.files import atomic_write_text
 from inference.gguf_facts import ModelFacts
 from inference.planner import (
     GiB,
@@ -20,12 +19,13 @@ from inference.planner import (
     advise_tiers,
     kv_type_supported,
     max_context,
+    qwen35_tier,
 )
 
 if TYPE_CHECKING:
-    from app.chat import ChatService
     from app.context import AppContext
     from app.paths import Paths
+    from app.session import Session
 
 FULL_CONTEXT = 262_144  # Qwen3.5's native context: a whole long contract or a filing
 LONG_CONTEXT = 131_072  # half of it: most contracts and reports still fit whole
@@ -136,7 +136,7 @@ class ModelPlan:
 
     def lines(self) -> list[str]:
         f, p, hw = self.facts, self.plan, self.hardware
-        tier = tier_for(f.n_layer, f.embedding_length) if f.architecture == "qwen35" else None
+        tier = qwen35_tier(f.n_layer, f.embedding_length) if f.architecture == "qwen35" else None
         kind = tier or ("Qwen3.5" if f.architecture == "qwen35" else f"{f.architecture}, not Qwen3.5")
         lines = [
             f"Model: {self.model.label} ({kind}), native context {f.context_length:,} tokens, "
@@ -175,20 +175,20 @@ def longest_context(facts: ModelFacts, hardware: Hardware, *, kv_type: str = "au
     return min(longest, facts.context_length) if facts.context_length else longest
 
 
-def model_plan(service: ChatService, model: ModelRecord) -> ModelPlan:
+def model_plan(session: Session, model: ModelRecord) -> ModelPlan:
     """What the planner chooses for the longest document this machine can hold with this model."""
-    settings = service.ctx.settings
-    facts = service.facts(model)
-    hardware = service.hardware()
+    settings = session.settings
+    facts = session.facts(model)
+    hardware = session.hardware()
     answer = settings.max_answer_tokens
     longest = longest_context(facts, hardware, kv_type=settings.kv_cache_type, context_cap=settings.context_cap)
-    chosen = service.plan(model, max(longest - answer, 1), answer)
+    chosen = session.plan(model, max(longest - answer, 1), answer)
     # The closed-form longest context and the planner's padding can disagree by a block: step down.
     for _ in range(8):
         if chosen.fits or longest <= 4096:
             break
         longest = int(longest * 0.95) // 256 * 256
-        chosen = service.plan(model, max(longest - answer, 1), answer)
+        chosen = session.plan(model, max(longest - answer, 1), answer)
     return ModelPlan(model, facts, hardware, longest, chosen)
 
 

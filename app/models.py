@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 from app.clock import now_iso
 from app.db import insert_row
 from app.errors import FolioError, NotFound
-from app.paths import private_dir
-from app.settings import atomic_write_text
+from common.files import atomic_write_text, private_dir
 from inference.gguf_facts import ModelFacts, read_facts
 from ingest.load import file_sha256
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from app.chat import ChatService, prompt_documents
 from app.models import ModelRecord
+from app.session import Session, prompt_documents
 from assets import read_text
 from inference.chat_format import template_for
 from inference.gguf_facts import ModelFacts
 from inference.planner import GiB, Hardware, MemoryEstimate, MiB, Plan, TierAdvice, advise_tiers, recommended_tier
 from inference.prompt import build_messages, render_prompt
+
+if TYPE_CHECKING:
+    from app.context import AppContext
 
 PLACEHOLDER_QUESTION = "What does the document say about the main obligations of each party?"
 
@@ -26,21 +30,20 @@ class PlanReport:
     recommended: str | None
 
 
-def plan_report(service: ChatService, document_ids: list[int]) -> PlanReport:
-    ctx = service.ctx
+def plan_report(ctx: AppContext, session: Session, document_ids: list[int]) -> PlanReport:
     model = ctx.models.active(ctx.settings)
-    facts = service.facts(model)
+    facts = session.facts(model)
     answer = ctx.settings.max_answer_tokens
     if document_ids:
         template = template_for(model.architecture, facts.chat_template)
         documents = prompt_documents(ctx, document_ids, images=model.mmproj_path is not None)
         messages = build_messages(read_text("prompts", "answer.md"), documents, [], PLACEHOLDER_QUESTION)
         rendered = render_prompt(template, messages, enable_thinking=ctx.settings.thinking)
-        tokens = service.count_tokens(model, rendered).total
+        tokens = session.count_tokens(model, rendered).total
     else:
         tokens = max(facts.context_length - answer, 0)  # no documents: the model's whole context
-    hardware = service.hardware()
-    chosen = service.plan(model, tokens, answer)
+    hardware = session.hardware()
+    chosen = session.plan(model, tokens, answer)
     context = max(tokens + answer, 1)
     return PlanReport(
         model, facts, hardware, tokens, chosen, advise_tiers(hardware, context), recommended_tier(hardware, context)

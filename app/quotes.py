@@ -1,6 +1,6 @@
 """Is a quoted passage really in the source? Exact after normalization, or close enough (fuzzy).
 
-Normalization (app.citations.normalize_for_match) folds what differs between a PDF's text layer
+Normalization (normalize_for_match) folds what differs between a PDF's text layer
 and a model's copy: ligatures, curly quotes, dashes, line-end hyphenation, case and whitespace.
 What survives that is compared fuzzily, so an OCR slip or a dropped space still verifies, but a
 changed number or an added or dropped negation never does: those flip the meaning of a clause.
@@ -9,18 +9,27 @@ changed number or an added or dropped negation never does: those flip the meanin
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from app.citations import normalize_for_match
 
 DEFAULT_THRESHOLD = 0.9  # similarity (0..1) of the quote to its best window in the source
 MIN_QUOTE_CHARS = 3  # shorter quotes prove nothing
 MIN_FUZZY_CHARS = 20  # shorter quotes must match exactly: a few characters are too easy to hit by chance
 
+_FOLD = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-", "\u00ad": None})
 _WORD_RE = re.compile(r"[^\W_]+")
 _NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "without", "except", "unless", "none", "nothing"})
+
+
+def normalize_for_match(text: str) -> str:
+    """Fold what differs between a PDF's text layer and a model's quote: ligatures, quotes, dashes,
+    hyphenation at line ends, case and whitespace."""
+    text = unicodedata.normalize("NFKC", text)
+    text = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", text)
+    text = text.translate(_FOLD)
+    return " ".join(text.lower().split())
 
 
 @dataclass(frozen=True)

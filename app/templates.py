@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from app.errors import FolioError, NotFound
-from app.paths import private_dir
-from app.settings import atomic_write_text
 from assets import asset_path
+from common.files import atomic_write_text, private_dir
 
 FORMAT = 1
 MAX_FIELDS = 200

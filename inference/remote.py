@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from inference.chat_format import Message, content_parts
-from inference.engine import EngineConfig, GenerateRequest
+from inference.chat_format import Message, PromptPart, content_parts
+from inference.engine_api import EngineConfig, GenerateRequest, TokenCount
 from inference.errors import ContextOverflow, EngineError
 from inference.events import EngineEvent, Finished, GenerationStats, Loaded, Loading, TokenText
 
@@ -94,6 +94,16 @@ class RemoteEngine:
     @property
     def label(self) -> str:
         return f"{self.model_id or 'model'} at {self.remote.host}"
+
+    @property
+    def applies_template(self) -> bool:
+        return True
+
+    def count_tokens(self, config: EngineConfig, parts: list[PromptPart], prefix_parts: int) -> TokenCount:
+        raise EngineError("token counts need the local engine; the model server counts its own")
+
+    def gpu_devices(self) -> list[tuple[str, int, int]]:
+        return []  # the server's GPUs are its own business
 
     def cancel(self) -> None:
         self._cancel.set()

@@ -29,7 +29,6 @@ class Anchor:
 
 # What a segment is to the reader. Text: body | header | footer | annotation | table | ocr.
 # Image: page (a scanned page as the model sees it) | keyframe (a video frame at anchor.t_seconds).
-ROLES = ("body", "header", "footer", "annotation", "table", "ocr", "page", "keyframe")
 
 
 @dataclass(frozen=True)

@@ -41,9 +41,9 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication, QToolTip
 
     from app.context import open_app
+    from tests.fixtures.answers import anchor_point, store_cited_answer
     from tests.fixtures.media import make_video
     from tests.fixtures.pdfs import make_contract_pdf
-    from tests.gui.conftest import anchor_point, store_cited_answer
     from ui.main_window import MainWindow
 
     qt_app = QApplication(sys.argv[:1])

@@ -318,10 +318,6 @@ class Transcript(SafeTextBrowser):
         return self._live.answer if self._live else ""
 
     @property
-    def live_thinking(self) -> str:
-        return self._live.thinking if self._live else ""
-
-    @property
     def is_live(self) -> bool:
         return self._live is not None
 

@@ -40,9 +40,9 @@ from app.context import AppContext
 from app.errors import NotFound
 from app.library import DocumentRow, StoredKeyframe, StoredPage
 from ingest.document import format_timestamp
+from ui.background import start_worker_thread
 from ui.page_canvas import PageCanvas
 from ui.render_worker import THUMB_WIDTH, PageRequest, RenderedPage, RenderWorker, Thumbnail, VideoFrames
-from ui.workers import start_thread
 
 ZOOM_STEP = 1.25
 ZOOM_MIN, ZOOM_MAX = 0.25, 6.0
@@ -187,7 +187,7 @@ class DocumentViewer(QWidget):
 
     def _start_worker(self) -> None:
         self.worker = RenderWorker(self.ctx)
-        self.render_thread: QThread = start_thread(self.worker, "folio-render")
+        self.render_thread: QThread = start_worker_thread(self.worker, "folio-render", cleanup="")
         self._want_page.connect(self.worker.page)
         self._want_thumbnails.connect(self.worker.thumbnails)
         self._want_frames.connect(self.worker.keyframes)

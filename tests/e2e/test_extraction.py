@@ -43,6 +43,7 @@ def _import_template(home: Path, tmp_path: Path, fields: list[dict[str, str]]) -
 
 
 def test_extraction_is_schema_valid_stored_and_audited(starter_home: Path, tmp_path: Path) -> None:
+    from app.chat import ChatService
     from app.extraction import CellsStored, ExtractionService, RunFinished
     from app.templates import TemplateStore
 
@@ -62,7 +63,7 @@ def test_extraction_is_schema_valid_stored_and_audited(starter_home: Path, tmp_p
         again = service.run(service.start_run(template, [doc.id]))
         assert again.run_id == run_id and again.cells_done == 3
         # Chat on the same engine: every question goes into the audit log too.
-        message = service.chat.ask([doc.id], "Which law governs?")
+        message = ChatService(ctx, service.session).ask([doc.id], "Which law governs?")
     finally:
         service.close()
     db = sqlite3.connect(starter_home / "data" / "folio.sqlite3")
@@ -98,9 +99,8 @@ def test_extraction_is_schema_valid_stored_and_audited(starter_home: Path, tmp_p
     assert json.loads(question["details"])["message_id"] == message.id - 1  # the user turn before the answer
     assert json.loads(question["settings"])["extraction"]["fields_per_request"] == 3
     db.close()
-    from app.audit import AuditLog
 
-    assert AuditLog.for_context(ctx).verify().entries == 3  # the document added, the run, the question
+    assert ctx.audit.verify().entries == 3  # the document added, the run, the question
     ctx.close()
 
 

@@ -13,8 +13,9 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QToolTip
 
 from app.citation_targets import BAD_ANCHOR, QUOTE_MISSING, VERIFIED
+from tests.fixtures.answers import anchor_point, store_cited_answer
 from tests.fixtures.pdfs import GOVERNING_LAW_PAGE
-from tests.gui.conftest import anchor_point, char_format_at, store_cited_answer
+from tests.gui.conftest import char_format_at
 from ui.transcript import UNTRUSTED
 
 pytestmark = pytest.mark.gui

@@ -153,10 +153,9 @@ def test_first_run_offers_the_page_once_and_the_status_bar_follows(  # type: ign
     qtbot, window, home_dir: Path, tiny_qwen35: Path
 ) -> None:
     from ui.model_setup import ModelSetupDialog
-    from ui.setup_menu import offer_model_setup
 
     assert window.setup_menu.actions["model_setup"].text() == "&Model setup…"
-    dialog = offer_model_setup(window)
+    dialog = window.setup_menu.offer_model_setup()
     assert isinstance(dialog, ModelSetupDialog) and dialog.isVisible() and dialog.parent() is window
     qtbot.waitUntil(lambda: not dialog.busy, timeout=120000)
     assert window.demo_badge.isVisible()
@@ -166,7 +165,7 @@ def test_first_run_offers_the_page_once_and_the_status_bar_follows(  # type: ign
     qtbot.waitUntil(lambda: not dialog.busy, timeout=120000)
     assert not window.demo_badge.isVisible() and "tiny-qwen35" in window.model_label.text()
     dialog.close()
-    assert offer_model_setup(window) is None  # shown once; Tools > Model setup… opens it again
+    assert window.setup_menu.offer_model_setup() is None  # shown once; Tools > Model setup… opens it again
 
 
 def test_the_demo_model_is_installed_from_a_usb_stick(  # type: ignore[no-untyped-def]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from app.extraction import Cell, ExtractionService
+from app.extraction import Cell, ExtractionService, load_evidence
 from app.search import Search
 from app.templates import TemplateStore
 from inference.events import GenerationStats
@@ -43,7 +43,7 @@ def test_table_shows_cells_and_opens_evidence(qtbot, window, contract_pdf: Path)
     with qtbot.waitSignal(view.evidence_requested) as signal:
         view.view.doubleClicked.emit(law_index)
     assert signal.args == [run, doc.id, "governing_law"]
-    evidence = service.evidence(run, doc.id, "governing_law")
+    evidence = load_evidence(ctx, run, doc.id, "governing_law")
     assert (evidence.page, evidence.verified) == (GOVERNING_LAW_PAGE, True) and evidence.bbox is not None
     assert "Delaware" in window.statusBar().currentMessage()
 

@@ -110,8 +110,8 @@ def test_printed_page_labels_survive_ingest_and_citations_resolve_to_their_page(
     the marker the model was shown ([p. LABEL]) resolves to that page and checks a quote on it."""
     import pymupdf
 
-    from app.chat import document_indexes
     from app.context import open_app
+    from app.grounding import document_indexes
     from app.paths import Paths
 
     _count("page_labels")

@@ -17,7 +17,7 @@ from tests.conftest import run_folio
 
 
 def _log(ctx: AppContext) -> AuditLog:
-    log = AuditLog.for_context(ctx)
+    log = ctx.audit
     for i, action in enumerate(["question", "extraction", "export", "question"]):
         log.record(
             action,
@@ -146,7 +146,7 @@ def test_documents_added_purged_and_exported_are_audited_with_their_sha256(
 
     ctx = open_app()
     try:
-        log = AuditLog.for_context(ctx)
+        log = ctx.audit
         entries = log.entries()
         assert log.verify().ok and log.verify().entries == 4
     finally:

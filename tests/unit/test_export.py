@@ -141,7 +141,7 @@ def test_never_overwrites_without_asking(table: tuple[AppContext, int, Extractio
     assert target.read_text() == "precious"
     Exporter(ctx).table(run, target, overwrite=True)
     assert json.loads(target.read_text())["run"]["run_id"] == run
-    assert [e.action for e in __import__("app.audit").audit.AuditLog.for_context(ctx).entries()][-1] == "export"
+    assert [e.action for e in ctx.audit.entries()][-1] == "export"
 
 
 def test_conversation_markdown_and_pdf_carry_citations_and_sha256(
@@ -260,3 +260,12 @@ def test_spreadsheet_formulas_from_documents_never_run(starter_home: Path, tmp_p
     evidence = book["Evidence"]
     marked = [c.value for row in evidence.iter_rows(min_row=2) for c in row if c.quotePrefix]
     assert set(marked) == {v.replace("\r", "\n") for v in FORMULAS}  # value and quote columns
+
+
+def test_answer_markdown_is_rendered_but_never_followed() -> None:
+    from app.export import markdown_html
+
+    out = markdown_html("The term is **ninety days**.\n\n![x](/etc/passwd) [site](http://x.test) <script>alert(1)</script>")
+    assert "<strong>ninety days</strong>" in out  # the answer's own Markdown reaches the PDF
+    assert "<img" not in out and "<a " not in out and "<script>" not in out
+    assert "&lt;script&gt;" in out and "site" in out  # shown as words

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from app.chat import prompt_documents
 from app.citations import DocumentIndex
 from app.context import AppContext
 from app.extraction import (
@@ -19,6 +18,7 @@ from app.extraction import (
     resolve_cited,
     verify_cell,
 )
+from app.session import prompt_documents
 from app.templates import TemplateStore
 from assets import read_text
 from inference.chat_format import ChatTemplate, template_for
@@ -38,7 +38,9 @@ def test_extraction_prompt_shares_the_chat_prefix(ctx: AppContext, contract_pdf:
         build_messages(read_text("prompts", "answer.md"), prompt_documents(ctx, [doc.id]), [], "Which law governs?"),
         enable_thinking=False,
     )
-    extraction = render_prompt(template, extraction_messages(ctx, doc.id, fields), enable_thinking=False)
+    extraction = render_prompt(
+        template, extraction_messages(prompt_documents(ctx, [doc.id]), fields), enable_thinking=False
+    )
     # The engine's state cache keys on this prefix: the same bytes, the same split into parts.
     assert extraction.prefix == chat.prefix
     assert extraction.prefix_parts == chat.prefix_parts

@@ -117,7 +117,7 @@ def _cuad_pages(path: Path) -> tuple[str, ...]:
 
 
 def _page_with(pages: tuple[str, ...], words: str) -> int:
-    from app.citations import normalize_for_match
+    from app.quotes import normalize_for_match
 
     return next(i for i, text in enumerate(pages, start=1) if normalize_for_match(words) in normalize_for_match(text))
 

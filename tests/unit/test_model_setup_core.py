@@ -80,12 +80,11 @@ def test_longest_context_fits_the_planner_and_obeys_the_user(tmp_path: Path) -> 
 
 
 def test_the_plan_for_the_active_model_in_plain_lines(qwen35_home: Path) -> None:
-    from app.chat import ChatService
     from app.context import open_app
-    from inference.engine_process import EngineProcess
+    from app.session import Session
 
     ctx = open_app()
-    service = ChatService(ctx, EngineProcess())
+    service = Session.for_context(ctx)
     try:
         record = ctx.models.active(ctx.settings)
         result = model_plan(service, record)
