@@ -265,7 +265,8 @@ def test_spreadsheet_formulas_from_documents_never_run(starter_home: Path, tmp_p
 def test_answer_markdown_is_rendered_but_never_followed() -> None:
     from app.export import markdown_html
 
-    out = markdown_html("The term is **ninety days**.\n\n![x](/etc/passwd) [site](http://x.test) <script>alert(1)</script>")
+    answer = "The term is **ninety days**.\n\n![x](/etc/passwd) [site](http://x.test) <script>alert(1)</script>"
+    out = markdown_html(answer)
     assert "<strong>ninety days</strong>" in out  # the answer's own Markdown reaches the PDF
     assert "<img" not in out and "<a " not in out and "<script>" not in out
     assert "&lt;script&gt;" in out and "site" in out  # shown as words

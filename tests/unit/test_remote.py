@@ -229,7 +229,7 @@ def test_off_by_default_and_urls_are_checked() -> None:
         Settings(server_url="gpu-box:8000").validate()
     with pytest.raises(EngineError, match="must look like http://host:port"):
         RemoteConfig("http://")
-    assert RemoteConfig("https://h:9/llm/v1/").base_path == "/llm"
+    assert RemoteConfig("https://h:9/llm/v1/").base_url == "https://h:9/llm"
 
 
 def test_folio_server_use_check_off(folio_home: Path) -> None:
