@@ -159,8 +159,9 @@ class Session:
     paths: Paths
     _engine: Engine | None = None
     _hardware: Hardware | None = None
-    _sources: dict[tuple[tuple[int, str], ...], Sources] = field(default_factory=dict)
-    lock: threading.RLock = field(default_factory=threading.RLock)
+    _sources: dict[tuple[tuple[int, str], ...], tuple[AppContext, Sources]] = field(default_factory=dict)
+    lock: threading.RLock = field(default_factory=threading.RLock)  # one request on the engine at a time
+    _making: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def for_context(cls, ctx: AppContext, engine: Engine | None = None) -> Session:
@@ -168,7 +169,8 @@ class Session:
 
     @property
     def engine(self) -> Engine:
-        with self.lock:
+        # Its own lock, held for no time at all: the UI thread may ask while an answer holds `lock`.
+        with self._making:
             if self._engine is None:
                 self._engine = make_engine(self.settings)  # local process or model server
             return self._engine
@@ -180,13 +182,17 @@ class Session:
     def close(self) -> None:
         """End the engine; the next request makes a new one from the settings as they are then."""
         with self.lock:
-            if self._engine is not None:
-                self._engine.close()
-            self._engine = None
+            with self._making:
+                engine, self._engine = self._engine, None
+            if engine is not None:
+                engine.close()
             self._hardware = None
+            self._sources.clear()
 
     # -- planning --------------------------------------------------------------------------------
     def hardware(self) -> Hardware:
+        if self._hardware is not None:  # measured once: model setup need not wait for an answer
+            return self._hardware
         with self.lock:
             if self._hardware is None:
                 gpus = tuple(GpuDevice(*d) for d in self.engine.gpu_devices())
@@ -303,11 +309,12 @@ class Session:
         from app.grounding import Sources
 
         key = tuple((d.id, d.sha256) for d in documents.rows)
-        if key not in self._sources:
+        kept = self._sources.get(key)
+        if kept is None or kept[0] is not ctx:  # passages read page text through the ctx that loaded them
             while len(self._sources) >= SOURCES_KEPT:
                 self._sources.pop(next(iter(self._sources)))
-            self._sources[key] = Sources.load(ctx, documents.ids)
-        return self._sources[key]
+            kept = self._sources[key] = (ctx, Sources.load(ctx, documents.ids))
+        return kept[1]
 
 
 SOURCES_KEPT = 4  # document selections whose passages stay in memory for grounding
