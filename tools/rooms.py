@@ -24,13 +24,12 @@ ROOT = Path(__file__).resolve().parent.parent
 # room -> (what the room holds, in one line; {old module: new module name inside the room})
 ROOMS: dict[str, tuple[str, dict[str, str]]] = {
     "store": (
-        "What is kept in SQLite and beside it: the database, the library, conversations, search, purge, the audit log.",
+        "What is kept in SQLite and beside it: the database, the library, conversations, search, the audit log.",
         {
             "db": "db",
             "library": "library",
             "conversations": "conversations",
             "search": "search",
-            "purge": "purge",
             "audit": "audit",
             "recent": "recent",
         },
@@ -93,7 +92,7 @@ LAYERS = [
     "app.cli",
     "app.export",
     "app.chat | app.extraction",
-    "app.engine | app.processes",
+    "app.engine | app.processes | app.purge",
     "app.citations",
     "app.context",
     "app.models",
