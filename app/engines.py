@@ -6,6 +6,7 @@ Off by default: with no server URL in the settings Folio opens no sockets at all
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from app.errors import FolioError
@@ -34,6 +35,18 @@ def make_engine(settings: Settings) -> Engine:
     if not settings.server_url.strip():
         return EngineProcess()
     return RemoteEngine(remote_config(settings))
+
+
+def server_engine(settings: Settings, *, connect_timeout_s: float, read_timeout_s: float) -> Engine:
+    """The configured model server with shorter waits, to check it (`folio server check`, settings)."""
+    config = remote_config(settings)
+    return RemoteEngine(
+        dataclasses.replace(
+            config,
+            connect_timeout_s=min(config.connect_timeout_s, connect_timeout_s),
+            read_timeout_s=min(config.read_timeout_s, read_timeout_s),
+        )
+    )
 
 
 def local_engine() -> Engine:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
-from app.engines import remote_config
+from app.engines import server_engine
 from app.settings import Settings
 
 
@@ -25,19 +24,15 @@ CHECK_READ_S = 15.0  # listing models is quick; a long wait means the server is 
 
 def check_server(settings: Settings) -> ServerCheck:
     """Connect to the configured server and list its model. Raises EngineError/FolioError (one line)."""
-    from inference.remote import RemoteEngine
+    from inference.events import Loaded
 
     settings.validate()
-    config = remote_config(settings)
-    config = dataclasses.replace(
-        config,
-        connect_timeout_s=min(config.connect_timeout_s, CHECK_CONNECT_S),
-        read_timeout_s=min(config.read_timeout_s, CHECK_READ_S),
-    )
-    engine = RemoteEngine(config)
+    engine = server_engine(settings, connect_timeout_s=CHECK_CONNECT_S, read_timeout_s=CHECK_READ_S)
+    n_ctx = 0
     try:
-        for _event in engine.load():
-            pass
-        return ServerCheck(engine.label, engine.n_ctx)
+        for event in engine.load(None):
+            if isinstance(event, Loaded):
+                n_ctx = event.n_ctx
+        return ServerCheck(engine.label, n_ctx)
     finally:
         engine.close()

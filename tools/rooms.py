@@ -63,7 +63,14 @@ ROOMS: dict[str, tuple[str, dict[str, str]]] = {
     ),
     "extraction": (
         "Filling a table from documents: templates, their JSON schema, and the runner that stores checked cells.",
-        {"extraction": "runner", "extraction_schema": "schema", "templates": "templates"},
+        {
+            "extraction": "runner",
+            "extraction_schema": "schema",
+            "extraction_cells": "cells",
+            "extraction_prompt": "prompt",
+            "extraction_review": "review",
+            "templates": "templates",
+        },
     ),
     "processes": (
         "Child processes that keep MuPDF off the window's threads: the pool, the ingest reader, page drawing.",

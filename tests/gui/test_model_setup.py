@@ -159,6 +159,9 @@ def test_first_run_offers_the_page_once_and_the_status_bar_follows(  # type: ign
     assert isinstance(dialog, ModelSetupDialog) and dialog.isVisible() and dialog.parent() is window
     qtbot.waitUntil(lambda: not dialog.busy, timeout=120000)
     assert window.demo_badge.isVisible()
+    # The page measured this computer with the window's own engine process: never a second one.
+    assert dialog.worker._session is window.session and window.session.engine.pid is not None
+    assert dialog.machine is not None
     dialog.model_edit.setText(str(tiny_qwen35))
     with qtbot.waitSignal(dialog.model_changed, timeout=120000):
         dialog.add_button.click()
