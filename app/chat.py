@@ -115,7 +115,7 @@ class ChatService:
         request = plan.request(sampling=sampling, thinking=think)
         stats: GenerationStats | None = None
         try:
-            for event in self.session.generate(plan, request):
+            for event in self.session.generate(plan.config, request):
                 if isinstance(event, TokenText):
                     for channel, text in splitter.feed(event.text):
                         emit(AnswerDelta(channel, text))
@@ -182,7 +182,7 @@ class ChatService:
     ) -> MessageRow:
         """Ground the finished answer in the documents and store it with its citations, each claim's
         verdict and the engine's figures, in one transaction."""
-        grounded = ground_answer(answer, self.session.sources(self.ctx, documents))
+        grounded = ground_answer(answer, self.session.sources(self.ctx, documents.rows))
         self.conversations.update_message(
             answer_id,
             claims=[v.to_dict() for v in grounded.claims],

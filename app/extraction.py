@@ -567,7 +567,7 @@ class ExtractionService:
         request = prepared.request(sampling=sampling, json_schema=json.dumps(schema))
         pieces: list[str] = []
         stats: GenerationStats | None = None
-        for event in self.session.generate(prepared, request):
+        for event in self.session.generate(prepared.config, request):
             if isinstance(event, TokenText):
                 pieces.append(event.text)
             elif isinstance(event, Finished):

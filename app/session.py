@@ -11,7 +11,7 @@ time.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -299,21 +299,22 @@ class Session:
         why = "server_images is off" if self.engine.applies_template else "the model has no vision projector"
         return f"{documents.images_left_out} page image(s) left out ({why}); only their text, if any, is read"
 
-    def generate(self, prepared: Prepared, request: GenerateRequest) -> Iterator[EngineEvent]:
+    def generate(self, config: EngineConfig | None, request: GenerateRequest) -> Iterator[EngineEvent]:
+        """The engine's events for one request, with the engine to itself while they come."""
         with self.lock:
-            yield from self.engine.generate(prepared.config, request)
+            yield from self.engine.generate(config, request)
 
-    def sources(self, ctx: AppContext, documents: Documents) -> Sources:
+    def sources(self, ctx: AppContext, rows: Sequence[DocumentRow]) -> Sources:
         """The documents' passages for grounding, kept for the last few selections (seconds to build
         for a long contract; a stored document never changes, so ids and sha256s are the key)."""
         from app.grounding import Sources
 
-        key = tuple((d.id, d.sha256) for d in documents.rows)
+        key = tuple((d.id, d.sha256) for d in rows)
         kept = self._sources.get(key)
         if kept is None or kept[0] is not ctx:  # passages read page text through the ctx that loaded them
             while len(self._sources) >= SOURCES_KEPT:
                 self._sources.pop(next(iter(self._sources)))
-            kept = self._sources[key] = (ctx, Sources.load(ctx, documents.ids))
+            kept = self._sources[key] = (ctx, Sources.load(ctx, [d.id for d in rows]))
         return kept[1]
 
 
