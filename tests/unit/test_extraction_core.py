@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from app.citations import DocumentIndex
+from app.citations.markers import DocumentIndex
 from app.context import AppContext
-from app.extraction import (
+from app.engine.session import prompt_documents
+from app.extraction.runner import (
     BAD_PAGE,
     NO_QUOTE,
     PAGE_CORRECTED,
@@ -18,8 +19,7 @@ from app.extraction import (
     resolve_cited,
     verify_cell,
 )
-from app.session import prompt_documents
-from app.templates import TemplateStore
+from app.extraction.templates import TemplateStore
 from assets import read_text
 from inference.chat_format import ChatTemplate, template_for
 from inference.prompt import build_messages, render_prompt
