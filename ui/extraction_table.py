@@ -9,7 +9,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QLabel, QTableView, QVBoxLayout, QWidget
 
 from app.export import cell_status
-from app.extraction.runner import Cell, ExtractionTable
+from app.extraction import Cell, ExtractionTable
 from ui.safe_text import plain_tooltip
 
 COLORS = {

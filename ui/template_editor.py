@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.errors import USER_ERRORS, one_line
-from app.extraction.templates import Template, TemplateField, TemplateStore, slug
+from app.templates import Template, TemplateField, TemplateStore, slug
 
 
 class TemplateEditor(QDialog):

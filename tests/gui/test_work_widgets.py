@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from app.extraction.runner import Cell, ExtractionService, load_evidence
-from app.extraction.templates import TemplateStore
-from app.store.search import Search
+from app.extraction import Cell, ExtractionService, load_evidence
+from app.search import Search
+from app.templates import TemplateStore
 from inference.events import GenerationStats
 from tests.fixtures.pdfs import GOVERNING_LAW_PAGE
 

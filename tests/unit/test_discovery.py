@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.models.discovery import (
+from app.discovery import (
     HUGGING_FACE,
     LM_STUDIO,
     OLLAMA,

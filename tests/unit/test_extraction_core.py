@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from app.citations.markers import DocumentIndex
+from app.citations import DocumentIndex
 from app.context import AppContext
-from app.engine.session import prompt_documents
-from app.extraction.runner import (
+from app.extraction import (
     BAD_PAGE,
     NO_QUOTE,
     PAGE_CORRECTED,
@@ -19,7 +18,8 @@ from app.extraction.runner import (
     resolve_cited,
     verify_cell,
 )
-from app.extraction.templates import TemplateStore
+from app.session import prompt_documents
+from app.templates import TemplateStore
 from assets import read_text
 from inference.chat_format import ChatTemplate, template_for
 from inference.prompt import build_messages, render_prompt

@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.extraction.schema import PAGE_CHARS, group_schema, max_output_bytes, max_output_chars, schema_errors
+from app.extraction_schema import PAGE_CHARS, group_schema, max_output_bytes, max_output_chars, schema_errors
 
 KEYS = ["governing_law", "parties", "cap_on_liability"]
 

@@ -9,17 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.citations.grounding import (
-    ADDED,
-    EXEMPT,
-    QUOTED,
-    SUPPORTED,
-    UNSUPPORTED,
-    WRONG_PAGE,
-    Cited,
-    Sources,
-    ground_answer,
-)
+from app.grounding import ADDED, EXEMPT, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE, Cited, Sources, ground_answer
 from tests.conftest import CORPUS
 from tests.fixtures.pdfs import GOVERNING_LAW_PAGE, make_contract_pdf
 
@@ -127,7 +117,7 @@ def _cuad_pages(path: Path) -> tuple[str, ...]:
 
 
 def _page_with(pages: tuple[str, ...], words: str) -> int:
-    from app.citations.quotes import normalize_for_match
+    from app.quotes import normalize_for_match
 
     return next(i for i, text in enumerate(pages, start=1) if normalize_for_match(words) in normalize_for_match(text))
 
@@ -179,7 +169,7 @@ def test_fuse_dates_and_durations_written_otherwise() -> None:
 def test_verdicts_are_stored_with_the_message_and_read_back(ctx, contract: Sources) -> None:  # type: ignore[no-untyped-def]
     import json
 
-    from app.store.conversations import Conversations
+    from app.conversations import Conversations
 
     answer = f"{LAW} [p. 1]. The Client pays $15,000 a month."
     grounded = ground_answer(answer, contract)

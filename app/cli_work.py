@@ -13,7 +13,7 @@ from app.errors import USER_ERRORS, FolioError, one_line
 
 if TYPE_CHECKING:
     from app.context import AppContext
-    from app.extraction.runner import ExtractionEvent
+    from app.extraction import ExtractionEvent
 
 Handler = Callable[["AppContext", argparse.Namespace], int]
 
@@ -149,17 +149,17 @@ class Progress:
 
 
 def cmd_extract(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.engine.session import Progress as EngineProgress
     from app.export import Exporter, FileExists, format_of
-    from app.extraction.runner import CellsStored, DocumentStarted, ExtractionService, RunFinished, RunStarted
-    from app.models.registry import STARTER_NOTICE
+    from app.extraction import CellsStored, DocumentStarted, ExtractionService, RunFinished, RunStarted
+    from app.models import STARTER_NOTICE
+    from app.session import Progress as EngineProgress
 
     out = Path(args.out).expanduser() if args.out else None
     if out is not None:
         format_of(out, ("csv", "xlsx", "json"))
         if out.exists() and not args.force:
             raise FileExists(f"{out} already exists; choose another name or replace it (--force)")
-    from app.extraction.templates import TemplateStore
+    from app.templates import TemplateStore
 
     template = TemplateStore.for_config(ctx.paths.config_dir).get(args.template)
     files, ids, skipped = collect_files(args.paths)
@@ -229,7 +229,7 @@ def cmd_extract(ctx: AppContext, args: argparse.Namespace) -> int:
 
 
 def cmd_extractions(ctx: AppContext, _args: argparse.Namespace) -> int:
-    from app.extraction.runner import ExtractionService
+    from app.extraction import ExtractionService
 
     runs = ExtractionService(ctx).runs()
     if not runs:
@@ -246,7 +246,7 @@ def cmd_extractions(ctx: AppContext, _args: argparse.Namespace) -> int:
 
 # -- search --------------------------------------------------------------------------------------
 def cmd_search(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.store.search import Search
+    from app.search import Search
 
     hits = Search(ctx.db).query(
         args.query, limit=max(1, args.limit), documents=not args.conversations, conversations=not args.documents
@@ -306,7 +306,7 @@ def cmd_audit(ctx: AppContext, args: argparse.Namespace) -> int:
 
 # -- templates -----------------------------------------------------------------------------------
 def cmd_templates(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.extraction.templates import TemplateStore
+    from app.templates import TemplateStore
 
     store = TemplateStore.for_config(ctx.paths.config_dir)
     command = args.templates_command

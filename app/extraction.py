@@ -2,8 +2,8 @@
 
 Each request is the chat prompt with the same system + document prefix (so the engine's state
 cache serves chat and extraction alike) and a user turn naming a group of fields. The answer is
-constrained by a JSON schema (app.extraction.schema); each field's quote is checked against the
-document text (app.citations.quotes). Cells are committed per request, so an interrupted run resumes where
+constrained by a JSON schema (app.extraction_schema); each field's quote is checked against the
+document text (app.quotes). Cells are committed per request, so an interrupted run resumes where
 it stopped: fields already stored are never asked again.
 """
 
@@ -17,17 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.citations.markers import DocumentIndex, parse_timestamp, resolve_page
-from app.citations.quotes import find_quote
+from app.audit import audited_settings
+from app.citations import DocumentIndex, parse_timestamp, resolve_page
 from app.clock import now_iso
 from app.context import AppContext
-from app.engine.session import Prepared, Progress, Session, progress_of
+from app.db import insert_row
 from app.errors import Cancelled, FolioError, NotFound
-from app.extraction.schema import group_schema, max_output_bytes, schema_errors
-from app.extraction.templates import Template, TemplateField, TemplateStore
-from app.models.registry import ModelRecord
-from app.store.audit import audited_settings
-from app.store.db import insert_row
+from app.extraction_schema import group_schema, max_output_bytes, schema_errors
+from app.models import ModelRecord
+from app.quotes import find_quote
+from app.session import Prepared, Progress, Session, progress_of
+from app.templates import Template, TemplateField, TemplateStore
 from assets import read_text
 from inference.chat_format import Message
 from inference.engine_api import Sampling
@@ -638,7 +638,7 @@ def load_evidence(ctx: AppContext, run_id: int, document_id: int, field_key: str
     cell = _row_to_cell(row[0])
     bbox = None
     if cell.verified and cell.page is not None:
-        from app.citations.quotes import quote_in
+        from app.quotes import quote_in
 
         opening = cell.quote[:80]
         for seg in ctx.library.segments(document_id):

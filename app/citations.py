@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from app.citations.quotes import quote_in
+from app.quotes import quote_in
 
 _CITE_RE = re.compile(
     r"\[(?:D(?P<doc>\d+)\s*,?\s*)?(?:(?P<pages>pp?\.?\s*[^\[\]]{1,40}?)|(?P<time>t\s*\d{1,2}(?::\d{1,2}){1,2}))\]",

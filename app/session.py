@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.engine.factory import make_engine
+from app.engines import make_engine
 from app.errors import FolioError
-from app.models.registry import ModelRecord, read_facts_cached
+from app.models import ModelRecord, read_facts_cached
 from inference.chat_format import Message, PromptPart, opens_thinking, template_for
 from inference.engine_api import Engine, EngineConfig, GenerateRequest, TokenCount
 from inference.events import EngineEvent, Loaded, Loading, PrefillProgress, PrefixReused
@@ -29,11 +29,11 @@ from inference.vision import has_images
 from ingest.document import Anchor
 
 if TYPE_CHECKING:
-    from app.citations.grounding import Sources
     from app.context import AppContext
+    from app.grounding import Sources
+    from app.library import DocumentRow
     from app.paths import Paths
     from app.settings import Settings
-    from app.store.library import DocumentRow
 
 
 @dataclass(frozen=True)
@@ -307,7 +307,7 @@ class Session:
     def sources(self, ctx: AppContext, rows: Sequence[DocumentRow]) -> Sources:
         """The documents' passages for grounding, kept for the last few selections (seconds to build
         for a long contract; a stored document never changes, so ids and sha256s are the key)."""
-        from app.citations.grounding import Sources
+        from app.grounding import Sources
 
         key = tuple((d.id, d.sha256) for d in rows)
         kept = self._sources.get(key)

@@ -54,7 +54,7 @@ def run_checks(ctx: AppContext) -> list[Check]:
         ),
     ]
     if sys.platform.startswith("linux"):
-        from app.cli.x11_libraries import check_xcb
+        from app.x11_libraries import check_xcb
 
         xcb = check_xcb()
         checks.append(Check("Qt X11 libraries", xcb.line(), ok=xcb.ok))
@@ -93,8 +93,8 @@ def run_checks(ctx: AppContext) -> list[Check]:
 def socket_checks(ctx: AppContext) -> list[Check]:
     """The sockets held by this command, its engine (started here, llama.cpp loaded) and any other
     Folio process of this user, such as an open window and its engine."""
-    from app.cli.sockets import folio_processes
-    from app.engine.factory import local_engine
+    from app.engines import local_engine
+    from app.sockets import folio_processes
 
     engine = local_engine()
     try:

@@ -1,1 +1,0 @@
-"""What is kept in SQLite and beside it: the database, the library, conversations, search, the audit log."""
