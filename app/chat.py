@@ -194,6 +194,8 @@ class ChatService:
             cached_tokens=stats.cached_tokens,
             prefill_ms=round(stats.prefill_ms, 1),
             generate_ms=round(stats.generate_ms, 1),
+            drafted_tokens=stats.drafted_tokens,
+            accepted_tokens=stats.accepted_tokens,
             status="cancelled" if stats.stop_reason == "cancelled" else "complete",
         )
         return self.conversations.message(answer_id)

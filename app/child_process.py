@@ -10,6 +10,7 @@ and the next call gets a new child.
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
@@ -17,6 +18,20 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+PROGRESS_POLL_S = 0.1
+
+_reports: Any = None  # in a child: the queue its progress reports go to (see report())
+
+
+def _child_started(reports: Any) -> None:
+    global _reports
+    _reports = reports
+
+
+def report(item: object) -> None:
+    """Called in the child while a call runs: `item` goes to the caller's on_progress."""
+    if _reports is not None:
+        _reports.put(item)
 
 
 class ChildDied(Exception):
@@ -32,16 +47,20 @@ class ChildProcess:
 
     def __init__(self) -> None:
         self._pool: ProcessPoolExecutor | None = None
+        self._reports: Any = None  # the queue of the current pool's child, for report()
         self._lock = threading.Lock()
 
-    def call(self, fn: Callable[..., T], *args: Any, retries: int = 0) -> T:
+    def call(
+        self, fn: Callable[..., T], *args: Any, retries: int = 0, on_progress: Callable[[Any], None] | None = None
+    ) -> T:
         """fn(*args) in the child (fn must be a module-level function). A child found dead before the
         call is replaced silently; one that dies during it raises ChildDied after `retries` more tries
-        on fresh children (for work that is safe to repeat)."""
+        on fresh children (for work that is safe to repeat). What the child passes to report() during
+        the call reaches on_progress, on the calling thread."""
         for attempt in range(retries + 1):
             pool, future = self._submit(fn, *args)
             try:
-                return future.result()
+                return self._wait(future, on_progress)
             except BrokenProcessPool as exc:
                 self._discard(pool)
                 if attempt == retries:
@@ -49,6 +68,27 @@ class ChildProcess:
             except CancelledError as exc:  # close() shut the pool down while the call waited in it
                 raise ChildDied(closed=True) from exc
         raise AssertionError("unreachable")
+
+    def _wait(self, future: Future[T], on_progress: Callable[[Any], None] | None) -> T:
+        if on_progress is None:
+            return future.result()
+        while True:
+            try:
+                result = future.result(timeout=PROGRESS_POLL_S)
+            except TimeoutError:
+                self._drain(on_progress)
+                continue
+            self._drain(on_progress)
+            return result
+
+    def _drain(self, on_progress: Callable[[Any], None]) -> None:
+        reports = self._reports
+        while reports is not None:
+            try:
+                item = reports.get_nowait()
+            except (queue.Empty, OSError, EOFError, ValueError):
+                return
+            on_progress(item)
 
     def _submit(self, fn: Callable[..., T], *args: Any) -> tuple[ProcessPoolExecutor, Future[T]]:
         for _attempt in range(2):
@@ -84,7 +124,12 @@ class ChildProcess:
             if self._pool is None:
                 import multiprocessing
 
-                self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+                context = multiprocessing.get_context("spawn")
+                # A queue per child: one killed mid-report may leave its queue unreadable.
+                self._reports = context.Queue()
+                self._pool = ProcessPoolExecutor(
+                    max_workers=1, mp_context=context, initializer=_child_started, initargs=(self._reports,)
+                )
             return self._pool
 
     def _discard(self, pool: ProcessPoolExecutor) -> None:

@@ -30,8 +30,8 @@ class CitationTarget:
     index: int  # position among the message's citations
     text: str  # as written, e.g. '[p. 4]'
     document_id: int | None
-    kind: str  # 'page' | 'time'
-    page: int | None
+    kind: str  # 'page' | 'time' | 'section' | 'paragraph'
+    page: int | None  # in a flowing document (Word, text, e-mail): the paragraph number
     t_seconds: float | None
     quote: str | None
     state: str
@@ -62,6 +62,8 @@ class CitationTarget:
             return f"Not verified: neither {cited} nor any other page holds this sentence's facts."
         if self.kind == "time":
             return f"Not verified: {cited} is not within the clip."
+        if self.kind in ("section", "paragraph"):
+            return f"Not verified: {cited} is not in this document."
         return f"Not verified: {cited} is not a page of this document."
 
 
@@ -73,7 +75,7 @@ def state_of(citation: dict[str, Any], claim: dict[str, Any] | None = None) -> s
     if citation.get("quote_found") is False:
         return QUOTE_MISSING
     verdict = claim.get("verdict") if claim else None
-    if verdict in (QUOTED, SUPPORTED) and claim is not None and claim.get("page") in (citation.get("pages") or []):
+    if verdict in (QUOTED, SUPPORTED) and claim is not None and _same_place(claim, citation):
         return VERIFIED
     if verdict == WRONG_PAGE:
         return ELSEWHERE
@@ -82,6 +84,14 @@ def state_of(citation: dict[str, Any], claim: dict[str, Any] | None = None) -> s
     if citation.get("quote_found") is True:
         return VERIFIED
     return UNCHECKED
+
+
+def _same_place(claim: dict[str, Any], citation: dict[str, Any]) -> bool:
+    """The claim's support is on a page (or paragraph) this citation names, in the document it names
+    (an e-mail's attachment has its own pages)."""
+    cited_doc, found_doc = citation.get("document_id"), claim.get("document_id")
+    same_doc = cited_doc is None or found_doc is None or cited_doc == found_doc
+    return same_doc and claim.get("page") in (citation.get("pages") or [])
 
 
 def owners(claims: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
@@ -98,6 +108,8 @@ def targets(
         claim = by_citation.get(i)
         doc_index = int(c.get("doc_index") or 1)
         doc_id = document_ids[doc_index - 1] if 1 <= doc_index <= len(document_ids) else None
+        if c.get("attachment") is not None:  # a place inside one of the e-mail's attachments
+            doc_id = c.get("document_id") if c.get("valid") else None
         pages = c.get("pages") or []
         out.append(
             CitationTarget(
@@ -145,6 +157,8 @@ def claim_targets(claims: list[dict[str, Any]], document_ids: list[int]) -> list
         doc_index = claim.get("doc_index")
         found = claim.get("verdict") in FOUND or claim.get("reason") == "not_checkable"  # a frame: open it
         doc_id = document_ids[doc_index - 1] if found and doc_index and 1 <= doc_index <= len(document_ids) else None
+        if found and claim.get("document_id") is not None:
+            doc_id = claim["document_id"]  # the part that holds it: the document, or an e-mail's attachment
         out.append(
             ClaimTarget(
                 index=i,

@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from app.context import AppContext
     from app.conversations import MessageRow
     from app.library import DocumentRow
+    from app.models import ModelRecord, ModelRegistry
     from inference.prompt import SourceBlock
+    from ingest.progress import ReadProgress
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -212,21 +214,58 @@ def _cmd_add(ctx: AppContext, args: argparse.Namespace) -> int:
         limits = dataclasses.replace(limits, max_keyframes=args.frames)
     failures = 0
     for name in args.files:
+        progress = PageProgress(Path(name).name)
         try:
-            result = ctx.library.add(name, password=args.password, limits=limits)
+            result = ctx.library.add(name, password=args.password, limits=limits, progress=progress)
         except USER_ERRORS as exc:
             failures += 1
+            progress.clear()
             print(f"folio: error: {one_line(exc)}", file=sys.stderr)
             continue
+        progress.clear()
         doc = result.document
         verb = "added" if result.created else "already in library"
         print(f"{verb}: #{doc.id} {doc.title} ({_extent(doc)}, ~{doc.token_estimate:,} tokens)")
     return 1 if failures else 0
 
 
+class PageProgress:
+    """`folio add`'s progress within a file on stderr (a terminal only): a bar and the page being read,
+    shown once reading takes longer than a moment (scans being OCR'd)."""
+
+    AFTER_S = 1.0
+
+    def __init__(self, name: str) -> None:
+        import time
+
+        self.name = name
+        self.started = time.monotonic()
+        self.shown = False
+
+    def __call__(self, pages: ReadProgress) -> None:
+        import time
+
+        if not sys.stderr.isatty() or time.monotonic() - self.started < self.AFTER_S or not pages.total:
+            return
+        width = 24
+        filled = width * pages.done // pages.total
+        line = f"\r[{'#' * filled}{'-' * (width - filled)}] {self.name}: {pages.step}"[:150]
+        print(line.ljust(80), end="", file=sys.stderr, flush=True)
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            print("\r" + " " * 100 + "\r", end="", file=sys.stderr, flush=True)
+            self.shown = False
+
+
 def _extent(doc: DocumentRow) -> str:
+    from ingest.document import FLOWING_KINDS
+
     if doc.kind == "video" and doc.duration_s is not None:
         return f"{doc.duration_s:.0f} s video"
+    if doc.kind in FLOWING_KINDS:
+        return f"{doc.page_count} paragraph{'s' if doc.page_count != 1 else ''}"
     return f"{doc.page_count} page{'s' if doc.page_count != 1 else ''}"
 
 
@@ -272,12 +311,19 @@ def _cmd_show(ctx: AppContext, args: argparse.Namespace) -> int:
         if scanned:
             with_ocr = sum(1 for p in scanned if p.ocr)
             print(f"  scanned pages: {len(scanned)} of {len(pages)} ({with_ocr} with OCR text)")
+    for attachment in library.attachments(doc.id):
+        read = f"#{attachment.document_id}" if attachment.document_id is not None else f"not read: {attachment.note}"
+        print(f"  attachment {attachment.position}: {attachment.name} ({read})")
+    for place in library.attached_to(doc.id):
+        print(f"  attachment {place.position} of e-mail #{place.email_id}")
     if args.segments:
-        from ingest.document import format_timestamp
+        from ingest.document import Anchor, format_timestamp, unit_of
 
         for s in library.segments(doc.id):
             if s.t_seconds is not None:
                 where = f"t={format_timestamp(s.t_seconds)} ({s.t_seconds:.3f}s)"
+            elif unit_of(doc.kind) == "paragraph":
+                where = Anchor(page=s.page, label=s.label, unit="paragraph").cited()
             else:
                 where = f"p.{s.page}" + (f" ({s.label})" if s.label and s.label != str(s.page) else "")
             box = f" bbox={list(s.bbox)}" if s.bbox else ""
@@ -390,7 +436,8 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
         print(
             f"timings: prefill_tokens={stats.prompt_tokens - stats.cached_tokens} cached_tokens={stats.cached_tokens} "
             f"prefill_s={stats.prefill_ms / 1000:.3f} ttft_s={stats.ttft_ms / 1000:.3f} "
-            f"gen_tokens={stats.completion_tokens} gen_s={stats.generate_ms / 1000:.3f}",
+            f"gen_tokens={stats.completion_tokens} gen_s={stats.generate_ms / 1000:.3f} "
+            f"drafted_tokens={stats.drafted_tokens} accepted_tokens={stats.accepted_tokens}",
             file=sys.stderr,
         )
     return 0
@@ -540,10 +587,18 @@ def _cmd_models(ctx: AppContext, args: argparse.Namespace) -> int:
         mark = "*" if active[r.id] else " "
         print(
             f"{mark} {r.id:>3}  {r.label:<40} {r.architecture:<10} ctx {r.context_length:>7,}  "
-            f"{r.size_bytes / 1024**3:6.2f} GiB  {r.sha256[:12]}  {r.path}"
+            f"{r.size_bytes / 1024**3:6.2f} GiB  {_mtp_column(registry, r):<6}  {r.sha256[:12]}  {r.path}"
         )
-    print("(* = active)")
+    print("(* = active; MTP: the file's multi-token-prediction layers, which draft tokens for faster answers)")
     return 0
+
+
+def _mtp_column(registry: ModelRegistry, record: ModelRecord) -> str:
+    try:
+        facts = registry.facts(record)
+    except USER_ERRORS:
+        return "MTP ?"  # the file is gone or unreadable: nothing checked, nothing claimed
+    return f"MTP {facts.nextn_predict_layers}" if facts.has_mtp else "no MTP"
 
 
 def _cmd_server(ctx: AppContext, args: argparse.Namespace) -> int:

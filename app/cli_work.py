@@ -13,7 +13,7 @@ from app.errors import USER_ERRORS, FolioError, one_line
 
 if TYPE_CHECKING:
     from app.context import AppContext
-    from app.extraction import ExtractionEvent
+    from app.extraction import ExtractionEvent, ExtractionTable
 
 Handler = Callable[["AppContext", argparse.Namespace], int]
 
@@ -94,7 +94,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> di
 def collect_files(paths: list[str]) -> tuple[list[Path], list[str], int]:
     """Files named directly, plus documents found in folders (sniffed by content). Returns
     (files, references that are library ids, number of other files skipped in folders)."""
-    from ingest.sniff import sniff_bytes
+    from ingest.sniff import sniff
 
     files: list[Path] = []
     ids: list[str] = []
@@ -106,8 +106,7 @@ def collect_files(paths: list[str]) -> tuple[list[Path], list[str], int]:
                 if any(part.startswith(".") for part in candidate.relative_to(path).parts):
                     continue
                 try:
-                    with candidate.open("rb") as handle:
-                        kind = sniff_bytes(handle.read(64)).family
+                    kind = sniff(candidate).family
                 except OSError:
                     kind = "unknown"
                 if kind == "unknown":
@@ -216,16 +215,24 @@ def cmd_extract(ctx: AppContext, args: argparse.Namespace) -> int:
     finally:
         service.close()
     table = service.table(run_id, doc_ids)
-    found = sum(1 for c in table.cells.values() if c.found)
-    verified = sum(1 for c in table.cells.values() if c.found and c.verified)
-    print(
-        f"run {run_id}: {len(table.documents)} document(s) x {len(table.fields)} fields; "
-        f"{found} found, {verified} with a verified quote, {found - verified} flagged"
-    )
+    print(f"run {run_id}: {len(table.documents)} document(s) x {len(table.fields)} fields; {table_summary(table)}")
     if out is not None:
         result = Exporter(ctx).table(run_id, out, document_ids=doc_ids, overwrite=args.force)
         print(f"wrote {result.path} ({result.fmt}, sha256 {result.sha256})")
     return 1 if failures or finished.status != "complete" else 0
+
+
+def table_summary(table: ExtractionTable) -> str:
+    """'12 with a value (9 quoted, 1 supported, 1 on another page, 1 unsupported), 29 not stated'."""
+    from collections import Counter
+
+    from app.extraction_cells import VERDICT_TEXT, VERDICTS
+
+    cells = list(table.cells.values())
+    verdicts = Counter(c.verdict for c in cells if c.found)
+    checks = ", ".join(f"{verdicts[v]} {VERDICT_TEXT[v]}" for v in VERDICTS if verdicts[v])
+    empty = sum(1 for c in cells if not c.found)
+    return f"{sum(verdicts.values())} with a value" + (f" ({checks})" if checks else "") + f", {empty} without"
 
 
 def cmd_extractions(ctx: AppContext, _args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ from app.models import ModelRegistry
 from app.paths import Paths, default_paths
 from app.settings import Settings, load_settings, save_settings
 from ingest import Limits
+from ingest.ocr import OcrOptions
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -29,7 +30,16 @@ class AppContext:
 
     @property
     def library(self) -> Library:
-        return Library(self.db, self.paths.blobs_dir, audit=DocumentAudit(self.audit, self.settings))
+        return Library(
+            self.db,
+            self.paths.blobs_dir,
+            audit=DocumentAudit(self.audit, self.settings),
+            ocr=self.ocr,
+        )
+
+    @property
+    def ocr(self) -> OcrOptions:
+        return OcrOptions(engine=self.settings.ocr.engine, language=self.settings.ocr.language)
 
     @property
     def models(self) -> ModelRegistry:

@@ -33,8 +33,18 @@ class MessageRow:
     status: str  # complete | incomplete | cancelled | error
     error: str | None
     created_at: str
+    drafted_tokens: int | None = None  # speculative decoding: drafted tokens the model checked...
+    accepted_tokens: int | None = None  # ...and kept (None: stored before Folio drafted)
+
     # Each claim of an answer with its grounding verdict (app.grounding.ClaimVerdict.to_dict), in order.
     claims: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def acceptance(self) -> float | None:
+        """Share of drafted tokens the model kept, or None when nothing was drafted."""
+        if not self.drafted_tokens or self.accepted_tokens is None:
+            return None
+        return self.accepted_tokens / self.drafted_tokens
 
     @classmethod
     def from_row(cls, row: dict[str, Any], claims: list[dict[str, Any]] | None = None) -> MessageRow:
@@ -177,7 +187,7 @@ class Conversations:
 # The stored claim's columns, in the order _claim_from_row reads them; JSON columns hold lists.
 _CLAIM_COLUMNS = (
     "char_start", "char_end", "kind", "text", "verdict", "reason", "doc_index", "document_id", "page", "label",
-    "t_seconds", "passage", "score", "quote", "quote_found", "checked", "missing", "cited", "citations",
+    "t_seconds", "passage", "score", "quote", "quote_found", "checked", "missing", "cited", "citations", "place",
 )  # fmt: skip
 _CLAIM_JSON = ("checked", "missing", "cited", "citations")
 _RENAMED = {"char_start": "start", "char_end": "end"}
@@ -189,6 +199,7 @@ def _claim_to_row(claim: dict[str, Any]) -> dict[str, Any]:
         row[column] = json.dumps(list(row[column] or []))
     row["reason"] = row["reason"] or ""
     row["passage"] = row["passage"] or ""
+    row["place"] = row["place"] or ""
     row["score"] = row["score"] or 0.0
     if row["quote_found"] is not None:
         row["quote_found"] = int(bool(row["quote_found"]))

@@ -280,6 +280,62 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        # Grounded cells, the request design a run was asked with, and reviewers' decisions: stored
+        # beside the model's answer (one row per decision, the latest counts), never over it.
+        "m019_extraction_review",
+        """
+        ALTER TABLE extraction_runs ADD COLUMN design TEXT NOT NULL DEFAULT 'v1';
+        ALTER TABLE extraction_cells ADD COLUMN verdict TEXT NOT NULL DEFAULT '';
+        ALTER TABLE extraction_cells ADD COLUMN passage TEXT NOT NULL DEFAULT '';
+        CREATE TABLE extraction_reviews (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES extraction_runs(id) ON DELETE CASCADE,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            field_key TEXT NOT NULL,
+            decision TEXT NOT NULL CHECK (decision IN ('accepted', 'corrected', 'rejected', 'cleared')),
+            value TEXT NOT NULL DEFAULT '',
+            note TEXT NOT NULL DEFAULT '',
+            reviewer TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX extraction_reviews_cell ON extraction_reviews(run_id, document_id, field_key, id);
+        """,
+    ),
+    (
+        "m016_ocr_words",
+        """
+        ALTER TABLE segments ADD COLUMN words TEXT;
+        """,
+    ),
+    (
+        "m016b_email_attachments",
+        """
+        ALTER TABLE documents ADD COLUMN original_blob TEXT;
+        CREATE TABLE attachments (
+            email_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            document_id INTEGER REFERENCES documents(id) ON DELETE SET NULL,
+            note TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (email_id, position)
+        );
+        CREATE INDEX attachments_document ON attachments(document_id);
+        """,
+    ),
+    (
+        "m016c_claim_place",
+        """
+        ALTER TABLE claims ADD COLUMN place TEXT NOT NULL DEFAULT '';
+        """,
+    ),
+    (
+        "m017_speculative",
+        """
+        ALTER TABLE messages ADD COLUMN drafted_tokens INTEGER;
+        ALTER TABLE messages ADD COLUMN accepted_tokens INTEGER;
+        """,
+    ),
 ]
 
 KNOWN = [name for name, _ in MIGRATIONS]

@@ -67,7 +67,7 @@ class FoundModel:
 
     @property
     def tier(self) -> str | None:
-        return qwen35_tier(self.header.block_count, self.header.embedding_length) if self.is_qwen35 else None
+        return qwen35_tier(self.header.n_layer, self.header.embedding_length) if self.is_qwen35 else None
 
     @property
     def size_bytes(self) -> int:
@@ -77,8 +77,9 @@ class FoundModel:
         """One plain line: what it is, where it came from, whether Folio can use it."""
         kind = self.tier or ("Qwen3.5" if self.is_qwen35 else self.header.architecture)
         vision = ", with vision file" if self.mmproj else ""
+        mtp = ", with MTP layers" if self.header.nextn_layers else ""
         size = human_size(self.size_bytes)
-        text = f"{self.label} — {kind} {self.header.quantization}, {size}{vision} ({self.source})"
+        text = f"{self.label} — {kind} {self.header.quantization}, {size}{vision}{mtp} ({self.source})"
         if self.problem:
             return f"{text}: {self.problem}"
         if not self.is_qwen35:

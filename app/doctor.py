@@ -37,6 +37,7 @@ def run_checks(ctx: AppContext) -> list[Check]:
         Check("Qt (PySide6)", _version("PySide6-Essentials")),
         Check("PyMuPDF", _version("pymupdf")),
         Check("OpenCV", _version("opencv-python-headless")),
+        Check("rapidocr", f"{_version('rapidocr')} (onnxruntime {_version('onnxruntime')})"),
         Check("sqlite-utils", _version("sqlite-utils")),
         Check("config dir", str(ctx.paths.config_dir)),
         Check("data dir", str(ctx.paths.data_dir)),
@@ -65,17 +66,10 @@ def run_checks(ctx: AppContext) -> list[Check]:
             checks.append(Check("model notice", "demo model only: add a Qwen3.5 GGUF with folio models add", ok=False))
     except Exception as exc:
         checks.append(Check("model", f"unavailable: {exc}", ok=False))
-    from ingest.ocr import ocr_support
+    from ingest.ocr_engines import describe
 
-    ocr = ocr_support()
-    if ocr.available:
-        detail = f"{ocr.tessdata} (languages: {', '.join(ocr.languages)}; OCR text is added to scanned pages)"
-    else:
-        detail = (
-            "not found: scanned pages and images are read as page images only, without text to search "
-            "or check quotes against (install tesseract-ocr to add OCR)"
-        )
-    checks.append(Check("Tesseract OCR", detail, ok=ocr.available))
+    detail, runs = describe(ctx.ocr)
+    checks.append(Check("OCR", detail, ok=runs))
     xvfb = shutil.which("Xvfb")
     checks.append(Check("Xvfb", xvfb or "not found (only needed for screenshots on headless Linux)", ok=True))
     checks.append(

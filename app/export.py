@@ -9,6 +9,7 @@ is recorded in the audit log.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import io
 import json
@@ -29,13 +30,15 @@ if TYPE_CHECKING:
     from app.context import AppContext
     from app.conversations import ConversationRow, MessageRow
     from app.extraction import Cell, ExtractionTable
+    from app.extraction_review import Review
 
 TABLE_FORMATS = ("csv", "xlsx", "json")
 CONVERSATION_FORMATS = ("md", "pdf")
 MAX_NAME_CHARS = 120
 _WINDOWS_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
-# Column suffixes of the wide CSV: one group of columns per field.
-CSV_PARTS = ("", " | quote", " | where", " | status", " | flags")
+# Column suffixes of the wide CSV: one group of columns per field. The model's answer and its
+# evidence come first; a reviewer's decision and value stand beside them, never in their place.
+CSV_PARTS = ("", " | check", " | quote", " | where", " | flags", " | review", " | reviewed value")
 # What makes a spreadsheet read a cell as a formula (OWASP, CSV injection): '=HYPERLINK(...)' in a
 # contract or in a model's answer must not run when the table is opened.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -97,15 +100,23 @@ def format_of(path: Path, allowed: tuple[str, ...], fmt: str | None = None) -> s
 
 # -- extraction tables ---------------------------------------------------------------------------
 def cell_status(cell: Cell | None) -> str:
+    """What was checked about a cell, in words: its grounding verdict, or why it has no value."""
+    from app.extraction_cells import BAD_OUTPUT, CUT_OFF
+
     if cell is None:
         return "pending"
     if not cell.found:
-        return "not found"
-    if cell.quote_status == "exact":
-        return "verified"
-    if cell.quote_status == "fuzzy":
-        return "verified (fuzzy)"
-    return "unverified"
+        if set(cell.flags) & {CUT_OFF, BAD_OUTPUT}:
+            return "no answer"
+        return "absent" if cell.yes_no else "not stated"
+    return cell.verdict_text or "unchecked"
+
+
+def review_columns(review: Review | None, cell: Cell | None) -> list[str]:
+    """The reviewer's decision and the value it leaves (a correction, the accepted answer, or none)."""
+    if review is None:
+        return ["", ""]
+    return [review.decision, review.final_value(cell.display if cell is not None else "")]
 
 
 def _table_meta(table: ExtractionTable) -> dict[str, Any]:
@@ -118,6 +129,7 @@ def _table_meta(table: ExtractionTable) -> dict[str, Any]:
         "template_sha256": run.template_sha256,
         "model": run.model,
         "model_sha256": run.model_sha256,
+        "design": run.design,
         "created_at": run.created_at,
         "exported_at": now_iso(),
         "folio_version": __version__,
@@ -133,13 +145,17 @@ def table_json(table: ExtractionTable) -> bytes:
             {"id": d.id, "title": d.title, "sha256": d.sha256, "source_path": d.source_path} for d in table.documents
         ],
         "cells": [
-            (table.cell(d.id, f.key).to_dict() | {"status": cell_status(table.cell(d.id, f.key))})  # type: ignore[union-attr]
+            cell.to_dict() | {"status": cell_status(cell), "review": _review_dict(table.review(d.id, f.key))}
             for d in table.documents
             for f in table.fields
-            if table.cell(d.id, f.key) is not None
+            if (cell := table.cell(d.id, f.key)) is not None
         ],
     }
     return (json.dumps(payload, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _review_dict(review: Review | None) -> dict[str, Any] | None:
+    return dataclasses.asdict(review) if review is not None else None
 
 
 def looks_like_formula(text: str) -> bool:
@@ -152,10 +168,17 @@ def csv_text(text: str) -> str:
     return "'" + text if looks_like_formula(text) else text
 
 
-def _cell_columns(cell: Cell | None) -> list[str]:
+def _cell_columns(cell: Cell | None, review: Review | None) -> list[str]:
     if cell is None:
-        return ["", "", "", "pending", ""]
-    return [cell.display, cell.quote, cell.anchor_text, cell_status(cell), ";".join(cell.flags)]
+        return ["", "pending", "", "", "", *review_columns(review, cell)]
+    return [
+        cell.display,
+        cell_status(cell),
+        cell.quote,
+        cell.anchor_text,
+        ";".join(cell.flags),
+        *review_columns(review, cell),
+    ]
 
 
 def table_csv(table: ExtractionTable) -> bytes:
@@ -166,7 +189,7 @@ def table_csv(table: ExtractionTable) -> bytes:
     for d in table.documents:
         row = [d.title, d.sha256]
         for f in table.fields:
-            row += _cell_columns(table.cell(d.id, f.key))
+            row += _cell_columns(table.cell(d.id, f.key), table.review(d.id, f.key))
         writer.writerow([csv_text(value) for value in row])
     # UTF-8 with a byte order mark: Excel otherwise reads it as the local code page.
     return ("\ufeff" + out.getvalue()).encode("utf-8")
@@ -183,46 +206,72 @@ def _text_cell(ws: Any, row: int, column: int, value: Any) -> Any:
     return cell
 
 
+def _xlsx_note(cell: Cell, review: Review | None) -> str:
+    if not cell.found:
+        note = f"no answer: {', '.join(cell.flags)}" if cell.flags else cell_status(cell)
+    else:
+        note = f'"{cell.quote}" {cell.anchor_text}\n{cell_status(cell)}'
+        note += f" ({', '.join(cell.flags)})" if cell.flags else ""
+    if review is not None:
+        note += f"\nreview: {review.decision} by {review.reviewer} {review.at}"
+        if review.decision == "corrected":
+            note += f": {review.value}"
+    return note
+
+
 def table_xlsx(table: ExtractionTable) -> bytes:
     from openpyxl import Workbook
     from openpyxl.comments import Comment
     from openpyxl.styles import Alignment, Font, PatternFill
 
-    unverified = PatternFill("solid", fgColor="F8D7DA")
-    fuzzy = PatternFill("solid", fgColor="FFF3CD")
-    missing = PatternFill("solid", fgColor="E9ECEF")
+    from app.extraction_cells import ADDED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
+
+    fills = {
+        "bad": PatternFill("solid", fgColor="F8D7DA"),
+        "elsewhere": PatternFill("solid", fgColor="FFF3CD"),
+        "missing": PatternFill("solid", fgColor="E9ECEF"),
+        "reviewed": PatternFill("solid", fgColor="D1E7DD"),
+    }
     bold = Font(bold=True)
     wb = Workbook()
     ws = wb.active
     ws.title = "Table"
-    for col, head in enumerate(["Document", "Document sha256", *(f.name for f in table.fields)], start=1):
-        _text_cell(ws, 1, col, head).font = bold
+    reviewed = wb.create_sheet("Reviewed")  # the values in force after review, beside the model's (Table)
+    for sheet in (ws, reviewed):
+        for col, head in enumerate(["Document", "Document sha256", *(f.name for f in table.fields)], start=1):
+            _text_cell(sheet, 1, col, head).font = bold
     for r, d in enumerate(table.documents, start=2):
-        _text_cell(ws, r, 1, d.title)
-        _text_cell(ws, r, 2, d.sha256)
+        for sheet in (ws, reviewed):
+            _text_cell(sheet, r, 1, d.title)
+            _text_cell(sheet, r, 2, d.sha256)
         for c, f in enumerate(table.fields, start=3):
             cell = table.cell(d.id, f.key)
+            review = table.review(d.id, f.key)
             target = _text_cell(ws, r, c, cell.display if cell else "")
             target.alignment = Alignment(wrap_text=True, vertical="top")
-            if cell is None or not cell.found:
-                target.fill = unverified if cell is not None and cell.flags else missing
-                if cell is not None and cell.flags:
-                    target.comment = Comment(f"no answer: {', '.join(cell.flags)}", "Folio")
+            final = review.final_value(cell.display if cell else "") if review else (cell.display if cell else "")
+            after = _text_cell(reviewed, r, c, final)
+            after.alignment = Alignment(wrap_text=True, vertical="top")
+            if review is not None:
+                after.fill = fills["reviewed"] if review.decision != "rejected" else fills["bad"]
+                after.comment = Comment(f"{review.decision} by {review.reviewer} {review.at}", "Folio")
+            if cell is None:
+                target.fill = fills["missing"]
                 continue
-            status = cell_status(cell)
-            note = f'"{cell.quote}" {cell.anchor_text}\n{status}' + (
-                f" ({', '.join(cell.flags)})" if cell.flags else ""
-            )
-            target.comment = Comment(note, "Folio")
-            if status == "unverified" or cell.flags:
-                target.fill = unverified
-            elif status == "verified (fuzzy)":
-                target.fill = fuzzy
-    ws.freeze_panes = "C2"
-    ws.column_dimensions["A"].width = 32
+            target.comment = Comment(_xlsx_note(cell, review), "Folio")
+            if not cell.found:
+                target.fill = fills["bad"] if cell.flags else fills["missing"]
+            elif cell.verdict == UNSUPPORTED:
+                target.fill = fills["bad"]
+            elif cell.verdict in (SUPPORTED, WRONG_PAGE, ADDED):
+                target.fill = fills["elsewhere"]
+    for sheet in (ws, reviewed):
+        sheet.freeze_panes = "C2"
+        sheet.column_dimensions["A"].width = 32
     ev = wb.create_sheet("Evidence")
-    heads = ["Document", "Document sha256", "Field key", "Field", "Found", "Value", "Quote", "Where", "Page",
-             "Label", "Time (s)", "Status", "Score", "Flags"]  # fmt: skip
+    heads = ["Document", "Document sha256", "Field key", "Field", "Found", "Value", "Check", "Quote", "Where",
+             "Page", "Label", "Time (s)", "Passage", "Score", "Flags", "Review", "Reviewed value", "Reviewer",
+             "Reviewed at"]  # fmt: skip
     for col, head in enumerate(heads, start=1):
         _text_cell(ev, 1, col, head).font = bold
     row = 2
@@ -231,9 +280,11 @@ def table_xlsx(table: ExtractionTable) -> bytes:
             cell = table.cell(d.id, f.key)
             if cell is None:
                 continue
-            values = [d.title, d.sha256, f.key, f.name, cell.found, cell.value, cell.quote, cell.anchor_text,
-                      cell.page, cell.label, cell.t_seconds, cell_status(cell), cell.quote_score,
-                      ";".join(cell.flags)]  # fmt: skip
+            review = table.review(d.id, f.key)
+            values = [d.title, d.sha256, f.key, f.name, cell.found, cell.display, cell_status(cell), cell.quote,
+                      cell.anchor_text, cell.page, cell.label, cell.t_seconds, cell.passage, cell.quote_score,
+                      ";".join(cell.flags), *review_columns(review, cell),
+                      review.reviewer if review else "", review.at if review else ""]  # fmt: skip
             for col, value in enumerate(values, start=1):
                 _text_cell(ev, row, col, value)
             row += 1

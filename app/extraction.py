@@ -1,91 +1,56 @@
-"""Run an extraction template over documents: JSON-constrained answers, verified quotes, stored cells.
+"""Run an extraction template over documents: evidence-first answers, grounded cells, stored as they come.
 
 Each request is the chat prompt with the same system + document prefix (so the engine's state
-cache serves chat and extraction alike) and a user turn naming a group of fields. The answer is
-constrained by a JSON schema (app.extraction_schema); each field's quote is checked against the
-document text (app.quotes). Cells are committed per request, so an interrupted run resumes where
-it stopped: fields already stored are never asked again.
+cache serves chat and extraction alike) and a short user turn for one field, or a group of fields of
+one kind (app.extraction_prompt). The answer is constrained by a JSON schema that asks for the
+evidence before the value (app.extraction_schema); each cell is grounded on the document
+(app.extraction_cells). Cells are committed per request, so an interrupted run resumes where it
+stopped: fields already stored are never asked again. A run is keyed on the template's content, the
+model's sha256 and the request design (app.extraction_prompt.design_key): cells asked with another
+prompt never mix into it; such a change starts a new run and the old one stays readable.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.audit import audited_settings
-from app.citations import DocumentIndex, parse_timestamp, resolve_page
 from app.clock import now_iso
 from app.context import AppContext
 from app.db import insert_row
 from app.errors import Cancelled, FolioError, NotFound
+from app.extraction_cells import (
+    BAD_OUTPUT,
+    CUT_OFF,
+    PARTIAL_DOCUMENT,
+    Cell,
+    cell_from_answer,
+    failed_cell,
+)
+from app.extraction_prompt import (
+    FieldAsk,
+    PageChoice,
+    ask_field,
+    choose_pages,
+    design_key,
+    extraction_messages,
+    pages_of,
+)
+from app.extraction_review import Review, load_reviews
 from app.extraction_schema import group_schema, max_output_bytes, schema_errors
 from app.models import ModelRecord
-from app.quotes import find_quote
-from app.session import Prepared, Progress, Session, progress_of
-from app.templates import Template, TemplateField, TemplateStore
-from assets import read_text
-from inference.chat_format import Message
+from app.search import Passage
+from app.session import Prepared, Progress, Session, progress_of, prompt_documents
+from app.templates import TEXT, Template, TemplateField, TemplateStore
+from inference.chat_format import template_for
 from inference.engine_api import Sampling
 from inference.events import Finished, GenerationStats, TokenText
-from inference.prompt import PromptDocument, build_messages
-from ingest.document import Anchor
-
-# Flags a cell can carry. A cell without flags is a found value whose quote was verified.
-CUT_OFF = "cut_off"  # the answer did not finish within the context
-BAD_OUTPUT = "bad_output"  # the answer did not parse (should not happen under the grammar)
-NO_QUOTE = "no_quote"  # a value without a supporting quote
-QUOTE_NOT_FOUND = "quote_not_found"  # the quote is not in the document
-BAD_PAGE = "page_not_in_document"  # the cited page or time does not exist
-PAGE_CORRECTED = "page_corrected"  # the quote is on another page than the one cited
-
-
-@dataclass(frozen=True)
-class Cell:
-    document_id: int
-    field_key: str
-    found: bool
-    value: str = ""
-    quote: str = ""
-    cited: str = ""  # the page/time as the model wrote it
-    page: int | None = None  # where the evidence is: verified quote's page, else the cited page
-    label: str | None = None
-    t_seconds: float | None = None
-    quote_status: str = "none"  # exact | fuzzy | not_found | empty | none
-    quote_score: float = 0.0
-    flags: tuple[str, ...] = ()
-
-    @property
-    def verified(self) -> bool:
-        return self.quote_status in ("exact", "fuzzy")
-
-    @property
-    def anchor_text(self) -> str:
-        if self.t_seconds is not None:
-            return Anchor(t_seconds=self.t_seconds).marker()
-        if self.page is not None:
-            return Anchor(page=self.page, label=self.label).marker()
-        return ""
-
-    @property
-    def display(self) -> str:
-        return self.value if self.found else "not found"
-
-    def to_dict(self) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
-        out["flags"] = list(self.flags)
-        return out
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> Cell:
-        values = {k: raw[k] for k in cls.__dataclass_fields__}
-        values["flags"] = tuple(values["flags"])
-        values["found"] = bool(values["found"])
-        return cls(**values)
+from inference.prompt import RenderedPrompt, render_prompt
 
 
 @dataclass(frozen=True)
@@ -99,6 +64,7 @@ class RunInfo:
     status: str
     created_at: str
     updated_at: str
+    design: str = ""  # how the cells were asked (app.extraction_prompt.design_key)
 
 
 @dataclass(frozen=True)
@@ -116,6 +82,7 @@ class ExtractionTable:
     run: RunInfo
     documents: list[TableDocument]
     cells: dict[tuple[int, str], Cell] = field(default_factory=dict)
+    reviews: dict[tuple[int, str], Review] = field(default_factory=dict)  # the decision in force per cell
 
     @property
     def fields(self) -> tuple[TemplateField, ...]:
@@ -123,6 +90,9 @@ class ExtractionTable:
 
     def cell(self, document_id: int, field_key: str) -> Cell | None:
         return self.cells.get((document_id, field_key))
+
+    def review(self, document_id: int, field_key: str) -> Review | None:
+        return self.reviews.get((document_id, field_key))
 
 
 @dataclass(frozen=True)
@@ -134,9 +104,10 @@ class Evidence:
     page: int | None
     label: str | None
     t_seconds: float | None
-    quote: str
-    verified: bool
+    quote: str  # what to mark on the page: the model's quote when it is there, else the supporting words
+    verified: bool  # the passage to mark was found in the document
     bbox: tuple[float, float, float, float] | None  # the text block holding the quote, when known
+    verdict: str = ""
 
 
 # -- events --------------------------------------------------------------------------------------
@@ -180,100 +151,6 @@ ExtractionSink = Callable[[ExtractionEvent], None]
 
 
 @dataclass(frozen=True)
-class Unit:
-    """A stretch of a document the model can cite: one page, or one time stamp of a video."""
-
-    page: int | None
-    label: str | None
-    t_seconds: float | None
-    text: str
-
-
-def document_units(ctx: AppContext, document_id: int) -> list[Unit]:
-    units: list[Unit] = []
-    for seg in ctx.library.segments(document_id):
-        if not seg.text:
-            continue
-        last = units[-1] if units else None
-        if last and last.page == seg.page and last.t_seconds == seg.t_seconds:
-            units[-1] = dataclasses.replace(last, text=f"{last.text}\n{seg.text}")
-        else:
-            units.append(Unit(seg.page, seg.label, seg.t_seconds, seg.text))
-    return units
-
-
-_CITED_PREFIX_RE = re.compile(r"^\s*\[?\s*(?:pages?|pp?\.?)?\s*", re.IGNORECASE)
-
-
-def resolve_cited(cited: str, units: list[Unit], index: DocumentIndex) -> list[int]:
-    """Indexes of the units a cited marker ('4', 'p. 4', '[p. iv]', 't 00:01:23') points to."""
-    text = cited.strip().strip("[]").strip()
-    if not text:
-        return []
-    time_match = re.fullmatch(r"t?\s*(\d{1,2}(?::\d{1,2}){1,2})", text, re.IGNORECASE)
-    if time_match:
-        seconds = parse_timestamp(time_match.group(1))
-        if seconds is None:
-            return []
-        timed = [(i, u.t_seconds) for i, u in enumerate(units) if u.t_seconds is not None]
-        before = [i for i, t in timed if t is not None and t <= seconds + 0.5]
-        return before[-1:] if before else []
-    label = _CITED_PREFIX_RE.sub("", text).strip().rstrip(".")
-    page = resolve_page(label, index) if label else None
-    return [i for i, u in enumerate(units) if page is not None and u.page == page]
-
-
-def _clean(text: str) -> str:
-    # The grammar allows any \uXXXX escape, so a lone surrogate could arrive; SQLite cannot store it.
-    return text.encode("utf-8", "replace").decode("utf-8").strip()
-
-
-def verify_cell(
-    document_id: int, key: str, raw: Any, units: list[Unit], index: DocumentIndex, threshold: float
-) -> Cell:
-    if raw is None:
-        return Cell(document_id, key, found=False)
-    value, quote, cited = (_clean(raw[k]) for k in ("value", "quote", "page"))
-    flags: list[str] = []
-    cited_units = resolve_cited(cited, units, index)
-    if cited and not cited_units:
-        flags.append(BAD_PAGE)
-    match = find_quote(quote, [u.text for u in units], cited_units, threshold)
-    if match.status == "empty":
-        flags.append(NO_QUOTE)
-    elif not match.verified:
-        flags.append(QUOTE_NOT_FOUND)
-    elif cited_units and match.unit not in cited_units:
-        flags.append(PAGE_CORRECTED)
-    where = match.unit if match.verified else (cited_units[0] if cited_units else None)
-    unit = units[where] if where is not None else None
-    return Cell(
-        document_id,
-        key,
-        found=True,
-        value=value,
-        quote=quote,
-        cited=cited,
-        page=unit.page if unit else None,
-        label=unit.label if unit else None,
-        t_seconds=unit.t_seconds if unit else None,
-        quote_status=match.status,
-        quote_score=round(match.score, 4),
-        flags=tuple(flags),
-    )
-
-
-def field_lines(fields: list[TemplateField]) -> str:
-    return "\n".join(f'- "{f.key}": {f.name}' + (f" - {f.description}" if f.description else "") for f in fields)
-
-
-def extraction_messages(documents: list[PromptDocument], fields: list[TemplateField]) -> list[Message]:
-    """The chat messages for one request: the very system + document turn a chat would start with."""
-    user = read_text("prompts", "extract.md").strip().replace("{fields}", field_lines(fields))
-    return build_messages(read_text("prompts", "answer.md"), documents, [], user)
-
-
-@dataclass(frozen=True)
 class ModelId:
     """Who answers: a local model (by its sha256) or a model server (by its name, weights unknown)."""
 
@@ -284,7 +161,7 @@ class ModelId:
     record: ModelRecord | None
 
 
-def _row_to_cell(row: dict[str, Any]) -> Cell:
+def _row_to_cell(row: dict[str, Any], yes_no: bool) -> Cell:
     return Cell(
         document_id=row["document_id"],
         field_key=row["field_key"],
@@ -298,6 +175,9 @@ def _row_to_cell(row: dict[str, Any]) -> Cell:
         quote_status=row["quote_status"],
         quote_score=row["quote_score"],
         flags=tuple(json.loads(row["flags"])),
+        verdict=row["verdict"],
+        passage=row["passage"],
+        yes_no=yes_no,
     )
 
 
@@ -317,6 +197,7 @@ def load_run_info(ctx: AppContext, run_id: int) -> RunInfo:
         status=r["status"],
         created_at=r["created_at"],
         updated_at=r["updated_at"],
+        design=r["design"],
     )
 
 
@@ -336,19 +217,23 @@ def load_table(ctx: AppContext, run_id: int, document_ids: list[int] | None = No
         docs.append(TableDocument(d.id, d.title, d.sha256, d.source_path))
     cells: dict[tuple[int, str], Cell] = {}
     wanted = set(ids)
+    yes_no = {f.key: f.yes_no for f in info.template.fields}
     for row in ctx.db.table("extraction_cells").rows_where("run_id = ?", [run_id]):
         if row["document_id"] in wanted:
-            cell = _row_to_cell(row)
+            cell = _row_to_cell(row, yes_no.get(row["field_key"], False))
             cells[(cell.document_id, cell.field_key)] = cell
-    return ExtractionTable(info, docs, cells)
+    reviews = {k: v for k, v in load_reviews(ctx, run_id).items() if k[0] in wanted}
+    return ExtractionTable(info, docs, cells, reviews)
 
 
 class ExtractionService:
     """Runs one extraction at a time on the engine it is given (shared with chat in the window)."""
 
-    def __init__(self, ctx: AppContext, session: Session | None = None) -> None:
+    def __init__(self, ctx: AppContext, session: Session | None = None, *, hints: bool = True) -> None:
         self.ctx = ctx
         self.session = session or Session.for_context(ctx)  # its engine starts on the first request
+        self.hints = hints  # name the pages a word search finds for each field (off only to measure it)
+        self.design = design_key() + ("" if hints else "-nohints")
         # The engine's own cancel flag is reset by each generation: a Cancel pressed between two
         # fields would be lost, so the run keeps its own.
         self._stop = threading.Event()
@@ -373,9 +258,9 @@ class ExtractionService:
         run_id: int | None = None
         if resume:
             row = self.ctx.db.execute(
-                "SELECT id FROM extraction_runs WHERE template_sha256 = ? AND model_sha256 = ? "
+                "SELECT id FROM extraction_runs WHERE template_sha256 = ? AND model_sha256 = ? AND design = ? "
                 "ORDER BY id DESC LIMIT 1",
-                [template.sha256, model.key],
+                [template.sha256, model.key, self.design],
             ).fetchone()
             run_id = int(row[0]) if row else None
         now = now_iso()
@@ -393,6 +278,7 @@ class ExtractionService:
                         "model": model.label,
                         "model_sha256": model.key,
                         "settings": json.dumps(dataclasses.asdict(self.ctx.settings.extraction)),
+                        "design": self.design,
                         "status": "running",
                         "created_at": now,
                         "updated_at": now,
@@ -488,40 +374,41 @@ class ExtractionService:
         emit(DocumentStarted(doc_id, doc.title, position, count, len(pending)))
         if not pending:
             return done
+        choice = self._page_choice(model, doc_id, info.template.fields)
+        details: dict[str, Any] = {
+            "run_id": info.id,
+            "template": info.template.key,
+            "template_version": info.template.version,
+            "template_sha256": info.template_sha256,
+            "design": info.design,
+            "fields": [f.key for f in pending],
+            "model": model.label,
+        }
+        if choice.pages is not None:
+            details["pages_read"] = list(choice.pages)
         self.ctx.audit.record(
             "extraction",
             documents=[doc.sha256],
             model_sha256=model.sha256,
             settings=audited_settings(self.ctx.settings),
-            details={
-                "run_id": info.id,
-                "template": info.template.key,
-                "template_version": info.template.version,
-                "template_sha256": info.template_sha256,
-                "fields": [f.key for f in pending],
-                "model": model.label,
-            },
-        )
-        units = document_units(self.ctx, doc_id)
-        index = DocumentIndex(
-            label_to_page=self.ctx.library.page_labels(doc_id),
-            page_count=doc.page_count,
-            duration_s=doc.duration_s,
-            page_text=lambda _p: "",
+            details=details,
         )
         settings = self.ctx.settings.extraction
-        group = max(1, settings.fields_per_request)
-        for start in range(0, len(pending), group):
-            fields = pending[start : start + group]
+        sources = self.session.sources(self.ctx, [doc])  # read into passages once, shared with the chat
+        extra = (PARTIAL_DOCUMENT,) if choice.partial else ()
+        if choice.partial:
+            emit(Progress(f"{doc.title}: {choice.note()}"))
+        for fields in _groups(pending, max(1, settings.fields_per_request)):
             if self._stop.is_set():
                 raise Cancelled()
-            raw, stats, flags = self._ask(model, doc_id, fields, emit)
-            cells = []
-            for f in fields:
-                if flags:
-                    cells.append(Cell(doc_id, f.key, found=False, flags=tuple(flags)))
-                else:
-                    cells.append(verify_cell(doc_id, f.key, raw[f.key], units, index, settings.quote_threshold))
+            asks = [ask_field(self.ctx, doc_id, f, choice, hints=self.hints) for f in fields]
+            raw, stats, flags = self._ask(model, doc_id, asks, choice, emit)
+            cells = [
+                failed_cell(doc_id, a.field, (*flags, *extra))
+                if flags
+                else cell_from_answer(doc_id, a, raw[a.field.key], sources, extra, settings.quote_threshold)
+                for a in asks
+            ]
             self._store(info.id, cells, raw, stats)
             done += len(cells)
             emit(CellsStored(cells, done, total))
@@ -539,21 +426,67 @@ class ExtractionService:
         record = self.ctx.models.active(self.ctx.settings)
         return ModelId(record.label, record.sha256, record.sha256, record.is_starter, record)
 
-    def _prepare(self, doc_id: int, fields: list[TemplateField], max_tokens: int) -> Prepared:
+    def _page_choice(self, model: ModelId, doc_id: int, fields: tuple[TemplateField, ...]) -> PageChoice:
+        """All of the document when it fits the model's context; else the pages a word search ranks
+        highest for the template's fields, as many as fit (never a silent cut: the cells say so)."""
+        record = model.record
+        if record is None:  # a model server: its context is its own business, and its errors say so
+            return PageChoice()
+        settings = self.ctx.settings
+        ceiling = self.session.facts(record).context_length or 0
+        if settings.context_cap:
+            ceiling = min(ceiling, settings.context_cap) if ceiling else settings.context_cap
+        # The largest request a field can make: its question with three offered passages, and the
+        # longest answer a short-answer field may write.
+        widest = [FieldAsk(max(fields, key=lambda f: len(f.description)), "", _LONGEST_OFFER)]
+        reserve = self._answer_tokens([FieldAsk(dataclasses.replace(widest[0].field, kind=TEXT))])
+        reserve *= max(1, settings.extraction.fields_per_request)
+        whole = self.session.count_tokens(record, self._render(record, doc_id, widest, None))
+        if not ceiling or whole.total + reserve <= ceiling:
+            return PageChoice()
+        bare = self.session.count_tokens(record, self._render(record, doc_id, widest, PageChoice((), 0)))
+        budget = ceiling - reserve - bare.total
+        for _attempt in range(6):
+            choice = choose_pages(self.ctx, doc_id, fields, budget)
+            count = self.session.count_tokens(record, self._render(record, doc_id, widest, choice))
+            if count.total + reserve <= ceiling:
+                return choice
+            budget -= count.total + reserve - ceiling + 256  # the estimate was short: aim lower
+        raise FolioError(f"{self.ctx.library.get(doc_id).title}: no pages of it fit the model's context")
+
+    def _schema(self, asks: list[FieldAsk]) -> dict[str, Any]:
+        settings = self.ctx.settings.extraction
+        specs = [(a.field.key, a.field.yes_no, len(a.candidates) if a.choosing else 0) for a in asks]
+        return group_schema(specs, settings.value_chars, settings.quote_chars)
+
+    def _answer_tokens(self, asks: list[FieldAsk]) -> int:
+        return max_output_bytes(self._schema(asks)) + 2
+
+    def _render(
+        self, record: ModelRecord, doc_id: int, asks: list[FieldAsk], choice: PageChoice | None
+    ) -> RenderedPrompt:
+        """The local model's prompt for these fields (to measure it before anything is asked)."""
+        template = template_for(record.architecture, record.facts.chat_template)
+        documents = prompt_documents(
+            self.ctx, [doc_id], images=record.mmproj_path is not None, pages=pages_of(doc_id, choice)
+        )
+        return render_prompt(template, extraction_messages(documents, asks, choice), enable_thinking=False)
+
+    def _prepare(self, doc_id: int, asks: list[FieldAsk], choice: PageChoice, max_tokens: int) -> Prepared:
         # Chat's own prefix, planner and loaded context, so switching between chat and extraction never reloads.
         return self.session.prepare(
             self.ctx,
             [doc_id],
-            lambda documents: extraction_messages(documents, fields),
+            lambda documents: extraction_messages(documents, asks, choice),
             think=False,
             answer_tokens=max_tokens,
+            pages=pages_of(doc_id, choice),
         )
 
     def _ask(
-        self, model: ModelId, doc_id: int, fields: list[TemplateField], emit: ExtractionSink
-    ) -> tuple[dict[str, Any], GenerationStats, list[str]]:
-        settings = self.ctx.settings.extraction
-        schema = group_schema([f.key for f in fields], settings.value_chars, settings.quote_chars)
+        self, model: ModelId, doc_id: int, asks: list[FieldAsk], choice: PageChoice, emit: ExtractionSink
+    ) -> tuple[dict[str, Any], GenerationStats, tuple[str, ...]]:
+        schema = self._schema(asks)
         # Greedy and without a presence penalty: JSON repeats its punctuation by design.
         sampling = Sampling(
             temperature=0.0,
@@ -563,7 +496,7 @@ class ExtractionService:
             presence_penalty=0.0,
             max_tokens=max_output_bytes(schema) + 2,
         )
-        prepared = self._prepare(doc_id, fields, sampling.max_tokens)
+        prepared = self._prepare(doc_id, asks, choice, sampling.max_tokens)
         request = prepared.request(sampling=sampling, json_schema=json.dumps(schema))
         pieces: list[str] = []
         stats: GenerationStats | None = None
@@ -581,14 +514,14 @@ class ExtractionService:
             raise Cancelled()
         text = "".join(pieces)
         if stats.stop_reason == "length":
-            return {}, stats, [CUT_OFF]
+            return {}, stats, (CUT_OFF,)
         try:
             raw = json.loads(text, strict=False)  # the grammar allows raw control characters in strings
         except json.JSONDecodeError:
-            return {}, stats, [BAD_OUTPUT]
+            return {}, stats, (BAD_OUTPUT,)
         if schema_errors(schema, raw):
-            return {}, stats, [BAD_OUTPUT]
-        return raw, stats, []
+            return {}, stats, (BAD_OUTPUT,)
+        return raw, stats, ()
 
     def _store(self, run_id: int, cells: list[Cell], raw: dict[str, Any], stats: GenerationStats) -> None:
         now = now_iso()
@@ -610,6 +543,8 @@ class ExtractionService:
                         "quote_status": cell.quote_status,
                         "quote_score": cell.quote_score,
                         "flags": json.dumps(list(cell.flags)),
+                        "verdict": cell.verdict,
+                        "passage": cell.passage,
                         "raw": json.dumps(raw.get(cell.field_key), ensure_ascii=False),
                         # One request answers the whole group; its cost is shared out over the cells.
                         "prompt_tokens": stats.prompt_tokens,
@@ -635,15 +570,37 @@ def load_evidence(ctx: AppContext, run_id: int, document_id: int, field_key: str
     )
     if not row:
         raise NotFound(f"run {run_id} has no value for {field_key!r} in document {document_id}")
-    cell = _row_to_cell(row[0])
+    info = load_run_info(ctx, run_id)
+    yes_no = any(f.yes_no for f in info.template.fields if f.key == field_key)
+    cell = _row_to_cell(row[0], yes_no)
+    # What to mark: the model's own words when they are on the page, else the words that support the cell.
+    mark = cell.quote if cell.verified else cell.passage
     bbox = None
-    if cell.verified and cell.page is not None:
+    if mark and cell.page is not None:
         from app.quotes import quote_in
 
-        opening = cell.quote[:80]
+        opening = mark[:80]
         for seg in ctx.library.segments(document_id):
             if seg.page == cell.page and seg.bbox and quote_in(opening, seg.text):
                 bbox = seg.bbox
                 break
     title = ctx.library.get(document_id).title
-    return Evidence(document_id, title, cell.page, cell.label, cell.t_seconds, cell.quote, cell.verified, bbox)
+    return Evidence(
+        document_id, title, cell.page, cell.label, cell.t_seconds, mark or cell.quote, bool(mark), bbox, cell.verdict
+    )
+
+
+# Three offered passages of the longest kind the search returns: what a yes/no question may add.
+_LONGEST_OFFER = tuple(Passage(1, None, "word " * 64) for _ in range(3))
+
+
+def _groups(fields: list[TemplateField], size: int) -> Iterator[list[TemplateField]]:
+    """Consecutive fields of one kind, at most `size` per request (each kind has its own question)."""
+    group: list[TemplateField] = []
+    for f in fields:
+        if group and (len(group) >= size or group[-1].yes_no != f.yes_no):
+            yield group
+            group = []
+        group.append(f)
+    if group:
+        yield group

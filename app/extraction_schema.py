@@ -1,9 +1,19 @@
 """The JSON schema an extraction answer must follow, its size bounds, and a checker for it.
 
-One answer covers a group of fields: {"<field key>": null | {"value": ..., "quote": ..., "page": ...}}.
-null means 'not found'. llama.cpp turns the schema into a grammar, so the model can only write
-JSON of this shape, and every string has a maxLength, so the longest possible answer is known:
-with max_tokens at that bound the grammar always completes, and the output always parses.
+One answer covers a group of fields: {"<field key>": <cell>, ...}. Evidence comes first. A short
+answer's cell is {"evidence": <the passage, copied>, "page": <its marker>, "answer": <a few words>};
+a yes/no clause's cell is {"clause": <the clause, copied>, "page": ..., "present": "yes" | "no"}, or,
+when a word search offered passages that may be such a clause, {"passage": <its number>, "present": ...}.
+Saying that the document holds nothing is a separate branch that opens with empty evidence and then
+allows only {"evidence": "", "answer": "not stated"} (or {"clause": "", "present": "no"}): the model
+has to decide, at the first character of the evidence, whether it copies a passage or declares that
+there is none. 'Not stated' is never the first thing offered, and a value can never come without
+the passage the model read it from.
+
+llama.cpp turns the schema into a grammar (model servers get it as OpenAI structured output, whose
+strict mode wants an object at the root), so the model can only write JSON of this shape. Every
+string has a maxLength, so the longest possible answer is known: with max_tokens at that bound the
+grammar always completes, and the output always parses.
 """
 
 from __future__ import annotations
@@ -11,40 +21,81 @@ from __future__ import annotations
 import json
 from typing import Any
 
+EVIDENCE = "evidence"
+CLAUSE = "clause"
+PAGE = "page"
+ANSWER = "answer"
+PRESENT = "present"
+PASSAGE = "passage"
+NOT_STATED = "not stated"
+YES, NO = "yes", "no"
 PAGE_CHARS = 16
+# Shorter evidence proves nothing (and "n/a" or "none" must not pass for a passage).
+MIN_EVIDENCE_CHARS = 8
 # The grammar lets one JSON string character be at most a 6-byte escape (\\uXXXX); a token is at
 # least one byte (llama.cpp's grammar rejects empty pieces), so bytes bound tokens.
 _MAX_BYTES_PER_CHAR = 6
 
 
-def cell_schema(value_chars: int, quote_chars: int) -> dict[str, Any]:
-    found = {
-        "type": "object",
-        "properties": {
-            "value": {"type": "string", "minLength": 1, "maxLength": value_chars},
-            "quote": {"type": "string", "maxLength": quote_chars},
-            "page": {"type": "string", "maxLength": PAGE_CHARS},
-        },
-        "required": ["value", "quote", "page"],
-        "additionalProperties": False,
-    }
-    return {"anyOf": [{"type": "null"}, found]}
+def _string(low: int, high: int) -> dict[str, Any]:
+    return {"type": "string", "minLength": low, "maxLength": high}
 
 
-def group_schema(keys: list[str], value_chars: int, quote_chars: int) -> dict[str, Any]:
-    cell = cell_schema(value_chars, quote_chars)
-    return {
-        "type": "object",
-        "properties": {k: cell for k in keys},
-        "required": list(keys),
-        "additionalProperties": False,
-    }
+def _only(*values: str) -> dict[str, Any]:
+    return {"type": "string", "enum": list(values)}
+
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def text_cell_schema(value_chars: int, quote_chars: int) -> dict[str, Any]:
+    found = _object(
+        {
+            EVIDENCE: _string(MIN_EVIDENCE_CHARS, quote_chars),
+            PAGE: _string(1, PAGE_CHARS),
+            ANSWER: _string(1, value_chars),
+        }
+    )
+    return {"anyOf": [found, _object({EVIDENCE: _only(""), ANSWER: _only(NOT_STATED)})]}
+
+
+def yes_no_cell_schema(quote_chars: int) -> dict[str, Any]:
+    # A clause the model copied may still turn out not to be one of this kind: "present": "no" is
+    # allowed after a clause, so judging comes after looking rather than instead of it.
+    clause = _string(MIN_EVIDENCE_CHARS, quote_chars)
+    found = _object({CLAUSE: clause, PAGE: _string(1, PAGE_CHARS), PRESENT: _only(YES, NO)})
+    return {"anyOf": [found, _object({CLAUSE: _only(""), PRESENT: _only(NO)})]}
+
+
+def choice_cell_schema(candidates: int) -> dict[str, Any]:
+    """A yes/no clause picked from passages the word search offered: the passage's number first (0:
+    none of them), then the judgement, which may still be 'no' for the passage picked."""
+    picked = {"type": "integer", "enum": list(range(1, candidates + 1))}
+    found = _object({PASSAGE: picked, PRESENT: _only(YES, NO)})
+    return {"anyOf": [found, _object({PASSAGE: {"type": "integer", "enum": [0]}, PRESENT: _only(NO)})]}
+
+
+CellSpec = tuple[str, bool, int]  # field key, yes/no clause, passages offered (0: none)
+
+
+def group_schema(cells: list[CellSpec], value_chars: int, quote_chars: int) -> dict[str, Any]:
+    """The schema of one request's answer."""
+    out: dict[str, Any] = {}
+    for key, yes_no, candidates in cells:
+        if yes_no and candidates:
+            out[key] = choice_cell_schema(candidates)
+        else:
+            out[key] = yes_no_cell_schema(quote_chars) if yes_no else text_cell_schema(value_chars, quote_chars)
+    return _object(out)
 
 
 def _bound(schema: dict[str, Any], per_char: int) -> int:
     space = 1  # llama.cpp's JSON grammar allows one optional space after each literal
     if "anyOf" in schema:
         return max(_bound(s, per_char) for s in schema["anyOf"])
+    if "enum" in schema:
+        return max(len(json.dumps(v)) for v in schema["enum"]) + space
     kind = schema.get("type")
     if kind == "null":
         return 4 + space
@@ -72,10 +123,14 @@ def max_output_chars(schema: dict[str, Any]) -> int:
 
 
 def schema_errors(schema: dict[str, Any], value: Any, where: str = "$") -> list[str]:
-    """Check a value against the subset of JSON schema used here (anyOf, null, object, string)."""
+    """Check a value against the subset of JSON schema used here (anyOf, enum, null, object, string)."""
     if "anyOf" in schema:
         options = [schema_errors(s, value, where) for s in schema["anyOf"]]
         return [] if any(not o for o in options) else min(options, key=len)
+    if "enum" in schema:
+        # JSON's true is not 1: an enum of numbers takes numbers only.
+        ok = value in schema["enum"] and type(value) in {type(v) for v in schema["enum"]}
+        return [] if ok else [f"{where}: expected one of {schema['enum']}"]
     kind = schema.get("type")
     if kind == "null":
         return [] if value is None else [f"{where}: expected null"]

@@ -34,7 +34,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,7 @@ from app.citations import Citation, DocumentIndex, check, find_citations
 from app.claims import Claim, exemption, split_claims
 from app.normalise import Fact, fact_found, find_facts
 from app.quotes import normalize_for_match
+from ingest.document import Anchor, AnchorUnit, unit_of
 
 if TYPE_CHECKING:
     from app.context import AppContext
@@ -156,14 +157,16 @@ def names_in(text: str) -> list[str]:
         follows = i + 1 < len(words) and words[i + 1].group()[0].isupper() and words[i + 1].start() - match.end() <= 2
         if opens and not (word.isupper() and len(word) > 1) and not follows:
             continue
-        found.append(stem(word))
+        # A hyphenated name ('Non-Competition') is two words in a passage's stems: look for both.
+        found.extend(content_stems(word) if "-" in word else [stem(word)])
     return found
 
 
 # -- the documents -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Unit:
-    """One citable stretch of one document: a page, or the text stored for a video time."""
+    """One citable stretch of one document: a page, the text stored for a video time, or a paragraph
+    of a Word, text or e-mail document (page = its paragraph number, label = its clause number)."""
 
     doc_index: int  # 1-based, in the order the documents were given
     document_id: int | None
@@ -171,14 +174,23 @@ class Unit:
     label: str | None
     t_seconds: float | None
     text: str
+    unit: AnchorUnit = "page"
+    attachment: int | None = None  # a part of this e-mail's attachment (document_id is the attachment's)
 
     @property
     def where(self) -> str:
-        if self.t_seconds is not None:
-            from ingest.document import format_timestamp
+        return place(self.page, self.label, self.t_seconds, self.unit, self.attachment)
 
-            return f"t {format_timestamp(self.t_seconds)}"
-        return f"p. {self.label or self.page}"
+
+def place(
+    page: int | None,
+    label: str | None,
+    t_seconds: float | None,
+    unit: AnchorUnit = "page",
+    attachment: int | None = None,
+) -> str:
+    """Where a unit is, as the model cites it: 'p. 4', 't 00:01:23', '§ 12.3', '¶ 41', 'attachment 1, p. 2'."""
+    return Anchor(page=page, label=label, t_seconds=t_seconds, unit=unit, attachment=attachment).cited()
 
 
 @dataclass(frozen=True)
@@ -194,21 +206,22 @@ class _Window:
 
 @dataclass(frozen=True)
 class Cited:
-    """Where the model said a claim comes from: a resolved page (None when the cited page does not
-    exist) or a time, in document doc_index (1-based)."""
+    """Where the model said a claim comes from: a resolved page or paragraph (None when the cited one
+    does not exist) or a time, in document doc_index (1-based), or in that e-mail's attachment."""
 
     doc_index: int = 1
     page: int | None = None
     t_seconds: float | None = None
     text: str = ""
+    attachment: int | None = None
 
     @classmethod
     def from_citation(cls, c: Citation) -> list[Cited]:
         if c.kind == "time":
-            return [cls(c.doc_index, None, c.t_seconds if c.valid else None, c.text)]
+            return [cls(c.doc_index, None, c.t_seconds if c.valid else None, c.text, c.attachment)]
         if not c.pages:
-            return [cls(c.doc_index, None, None, c.text)]
-        return [cls(c.doc_index, p, None, c.text) for p in c.pages]
+            return [cls(c.doc_index, None, None, c.text, c.attachment)]
+        return [cls(c.doc_index, p, None, c.text, c.attachment) for p in c.pages]
 
 
 @dataclass(frozen=True)
@@ -227,14 +240,11 @@ class Grounding:
     missing: tuple[str, ...] = ()  # those no single passage held (for UNSUPPORTED)
     reason: str = ""  # why EXEMPT, or 'no_such_page' / 'not_checkable'
     cited: tuple[str, ...] = ()  # the model's citations as written
+    place: str = ""  # where the support is, as cited: 'p. 4', '§ 12.3', 'attachment 1, p. 2' ('' for nowhere)
 
     @property
     def where(self) -> str:
-        if self.t_seconds is not None:
-            from ingest.document import format_timestamp
-
-            return f"t {format_timestamp(self.t_seconds)}"
-        return f"p. {self.label or self.page}" if self.page is not None else ""
+        return self.place
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -258,20 +268,31 @@ class ClaimVerdict:
 
 
 def document_indexes(ctx: AppContext, document_ids: Sequence[int]) -> list[DocumentIndex]:
-    """What the citation checks need of each document: its page labels, length and page text."""
+    """What the citation checks need of each document (an e-mail's attachments included): its page
+    labels, length, page text and clauses."""
     library = ctx.library
     indexes = []
     for doc_id in document_ids:
-        doc = library.get(doc_id)
-        indexes.append(
-            DocumentIndex(
-                label_to_page=library.page_labels(doc_id),
-                page_count=doc.page_count,
-                duration_s=doc.duration_s,
-                page_text=functools.partial(library.page_text, doc_id),
-            )
-        )
+        index = document_index(ctx, doc_id)
+        for attachment in library.attachments(doc_id):
+            if attachment.document_id is not None:
+                index.attachments[attachment.position] = document_index(ctx, attachment.document_id)
+        indexes.append(index)
     return indexes
+
+
+def document_index(ctx: AppContext, doc_id: int) -> DocumentIndex:
+    library = ctx.library
+    doc = library.get(doc_id)
+    return DocumentIndex(
+        label_to_page=library.page_labels(doc_id),
+        page_count=doc.page_count,
+        duration_s=doc.duration_s,
+        page_text=functools.partial(library.page_text, doc_id),
+        document_id=doc_id,
+        unit=unit_of(doc.kind),
+        clause_paragraphs=functools.partial(library.clause_paragraphs, doc_id),
+    )
 
 
 @dataclass
@@ -323,7 +344,12 @@ class Sources:
         over a page break is one passage, attributed to the page where it starts."""
         unit = self.units[u]
         after = self.units[u + 1] if u + 1 < len(self.units) else None
-        if after is None or after.doc_index != unit.doc_index or unit.page is None or after.page != unit.page + 1:
+        if (
+            after is None
+            or (after.doc_index, after.attachment) != (unit.doc_index, unit.attachment)
+            or unit.page is None
+            or after.page != unit.page + 1
+        ):
             return unit.text
         return f"{unit.text}\n{after.text[:PAGE_BREAK_CHARS]}"
 
@@ -340,22 +366,37 @@ class Sources:
 
     @classmethod
     def load(cls, ctx: AppContext, document_ids: Sequence[int]) -> Sources:
+        library = ctx.library
         units: list[Unit] = []
         where: dict[tuple[int, int | None, float | None], int] = {}
-        for doc_index, doc_id in enumerate(document_ids, start=1):
-            for seg in ctx.library.segments(doc_id):
+        # Each document, then each of an e-mail's attachments that was read: its parts are cited as
+        # '[attachment 1, p. 2]' of the e-mail, so they carry the e-mail's doc_index.
+        parts = [
+            (doc_index, part_id, attachment)
+            for doc_index, doc_id in enumerate(document_ids, start=1)
+            for part_id, attachment in [
+                (doc_id, None),
+                *((a.document_id, a.position) for a in library.attachments(doc_id) if a.document_id is not None),
+            ]
+        ]
+        read: set[int] = set()
+        for doc_index, doc_id, attachment in parts:
+            if doc_id in read:  # an attachment also selected on its own: its units once, where first met
+                continue
+            read.add(doc_id)
+            unit = unit_of(library.get(doc_id).kind)
+            for seg in library.segments(doc_id):
                 if not seg.text:
                     continue
+                text = _readings(seg.text)
                 key = (doc_id, seg.page, seg.t_seconds)
                 if key in where:
                     u = where[key]
-                    units[u] = Unit(
-                        doc_index, doc_id, seg.page, seg.label, seg.t_seconds, f"{units[u].text}\n{seg.text}"
-                    )
+                    units[u] = replace(units[u], text=f"{units[u].text}\n{text}")
                 else:
                     where[key] = len(units)
-                    units.append(Unit(doc_index, doc_id, seg.page, seg.label, seg.t_seconds, seg.text))
-        ids = list(document_ids)
+                    units.append(Unit(doc_index, doc_id, seg.page, seg.label, seg.t_seconds, text, unit, attachment))
+        ids = list(read)
 
         def search(terms: list[str]) -> list[int]:
             from app.search import fts_query
@@ -372,15 +413,17 @@ class Sources:
             ).fetchall()
             return list(dict.fromkeys(where[k] for k in map(tuple, rows) if k in where))
 
-        return cls(units, document_indexes(ctx, ids), list(ids), search)
+        return cls(units, document_indexes(ctx, list(document_ids)), list(document_ids), search)
 
     # -- grounding -----------------------------------------------------------------------------
-    def unit_of(self, doc_index: int, page: int | None, t_seconds: float | None) -> int | None:
-        """The unit a citation points at: the page, or the stretch shown at that time (the last one
-        starting at or before it)."""
+    def unit_of(
+        self, doc_index: int, page: int | None, t_seconds: float | None, attachment: int | None = None
+    ) -> int | None:
+        """The unit a citation points at: the page (or paragraph), or the stretch shown at that time
+        (the last one starting at or before it)."""
         found = None
         for i, unit in enumerate(self.units):
-            if unit.doc_index != doc_index:
+            if unit.doc_index != doc_index or unit.attachment != attachment:
                 continue
             if page is not None and unit.page == page and unit.t_seconds is None:
                 return i
@@ -393,14 +436,17 @@ class Sources:
     ) -> Grounding:
         """Ground one claim (an answer sentence, an extraction cell's value) against these documents."""
         written = tuple(dict.fromkeys(c.text for c in cited if c.text))
-        cited_units = [u for c in cited if (u := self.unit_of(c.doc_index, c.page, c.t_seconds)) is not None]
+        cited_units = [
+            u for c in cited if (u := self.unit_of(c.doc_index, c.page, c.t_seconds, c.attachment)) is not None
+        ]
         timed = [c for c in cited if c.t_seconds is not None]
         if timed and not cited_units:
             # A video moment with no text stored for it: what the frame shows is not Folio's to check.
             first = timed[0]
             doc_id = self.document_ids[first.doc_index - 1] if 1 <= first.doc_index <= len(self.document_ids) else None
+            at = place(None, None, first.t_seconds)
             return Grounding(EXEMPT, doc_index=first.doc_index, document_id=doc_id, t_seconds=first.t_seconds,
-                             reason="not_checkable", cited=written)  # fmt: skip
+                             reason="not_checkable", cited=written, place=at)  # fmt: skip
         bad_anchor = bool(cited) and not cited_units
         facts = find_facts(text)
         words = _blank(text, [(f.start, f.end) for f in facts])  # a fact's words are checked as the fact
@@ -519,6 +565,7 @@ class Sources:
             page=unit.page,
             label=unit.label,
             t_seconds=unit.t_seconds,
+            place=unit.where,
             passage=" ".join(text[window.start : window.end].split()),
             score=round(score, 3),
             quote=quote,
@@ -526,6 +573,16 @@ class Sources:
             checked=checked,
             cited=written,
         )
+
+
+def _readings(text: str) -> str:
+    """A Word paragraph with tracked changes as it reads with the changes accepted, then as marked
+    (what was inserted or deleted, by whom): a claim about either is found; the viewer marks a passage
+    of the accepted reading across the change marks."""
+    from ingest.word import accepted_text
+
+    accepted = accepted_text(text)
+    return text if accepted == text else f"{accepted}\n{text}"
 
 
 @dataclass(frozen=True)
@@ -630,15 +687,16 @@ def _ground(sources: Sources, claim: Claim, cites: list[Citation], indexes: tupl
     if quote is None:
         inner = _QUOTED_RE.search(claim.text)
         quote = inner.group(1).strip() if inner else None
-    text = _without_citations(claim, [c for c in cites if c.kind != "section"])
+    text = _without_citations(claim, cites)
     return ClaimVerdict(claim, sources.ground(text, cited=cited, quote=quote, context=claim.context), indexes)
 
 
 def _without_citations(claim: Claim, cites: list[Citation]) -> str:
-    """The claim's words with its page and time citations cut out (their numbers are not facts)."""
+    """The claim's words with its citations cut out (their numbers are not facts); a section named in
+    prose ('under Section 15.7') stays: its number is one of the claim's facts."""
     text = claim.text
     for c in sorted(cites, key=lambda c: -c.start):
-        if c.kind == "section":
+        if c.kind == "section" and c.written == "prose":
             continue
         a, b = c.start - claim.start, c.end - claim.start
         text = text[:a] + " " + text[b:]

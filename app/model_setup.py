@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from app.models import ModelRecord, find_starter_file, packaged_starter_available, starter_file_name
 from app.plan_report import memory_line
+from app.settings import engine_draft_tokens
 from common.files import atomic_write_text
 from inference.gguf_facts import ModelFacts
 from inference.planner import (
@@ -140,7 +141,7 @@ class ModelPlan:
         kind = tier or ("Qwen3.5" if f.architecture == "qwen35" else f"{f.architecture}, not Qwen3.5")
         lines = [
             f"Model: {self.model.label} ({kind}), native context {f.context_length:,} tokens, "
-            f"file {_gib(f.size_bytes)}.",
+            f"file {_gib(f.size_bytes)}, {f.mtp_summary}.",
             "Vision file: "
             + (
                 Path(self.model.mmproj_path).name
@@ -165,11 +166,13 @@ class ModelPlan:
         return lines
 
 
-def longest_context(facts: ModelFacts, hardware: Hardware, *, kv_type: str = "auto", context_cap: int = 0) -> int:
+def longest_context(
+    facts: ModelFacts, hardware: Hardware, *, kv_type: str = "auto", context_cap: int = 0, draft_tokens: int = 0
+) -> int:
     """The longest context this machine holds for the model, at the cheapest KV cache allowed."""
     if kv_type == "auto":
         kv_type = "q4_0" if kv_type_supported(facts, "q4_0") else "f16"
-    longest = max_context(facts, hardware, kv_type)
+    longest = max_context(facts, hardware, kv_type, draft_tokens)
     if context_cap:
         longest = min(longest, context_cap)
     return min(longest, facts.context_length) if facts.context_length else longest
@@ -181,7 +184,13 @@ def model_plan(session: Session, model: ModelRecord) -> ModelPlan:
     facts = session.facts(model)
     hardware = session.hardware()
     answer = settings.max_answer_tokens
-    longest = longest_context(facts, hardware, kv_type=settings.kv_cache_type, context_cap=settings.context_cap)
+    longest = longest_context(
+        facts,
+        hardware,
+        kv_type=settings.kv_cache_type,
+        context_cap=settings.context_cap,
+        draft_tokens=engine_draft_tokens(settings),
+    )
     chosen = session.plan(model, max(longest - answer, 1), answer)
     # The closed-form longest context and the planner's padding can disagree by a block: step down.
     for _ in range(8):

@@ -58,6 +58,13 @@ class ModelRecord:
 FACTS_CACHE_VERSION = 2
 
 
+def current_facts(model: ModelRecord, facts_dir: Path) -> ModelFacts:
+    """A model's facts as this version records them (the stored copy may predate newer fields)."""
+    if model.facts.is_current:
+        return model.facts
+    return read_facts_cached(Path(model.path), facts_dir)
+
+
 def read_facts_cached(path: Path, cache_dir: Path) -> ModelFacts:
     """GGUF facts, remembered per (file, size, mtime): the gguf reader takes ~10 s on a 262K vocab."""
     path = path.expanduser().resolve()
@@ -187,6 +194,9 @@ class ModelRegistry:
         self.db = db
         self.models_dir = models_dir
         self.facts_dir = models_dir / "facts"
+
+    def facts(self, model: ModelRecord) -> ModelFacts:
+        return current_facts(model, self.facts_dir)
 
     def all(self) -> list[ModelRecord]:
         return [ModelRecord.from_row(r) for r in self.db.table("models").rows_where(order_by="id")]

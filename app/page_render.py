@@ -64,10 +64,13 @@ class PageContent:
 
 
 def source_paths(library: Library, doc: DocumentRow) -> list[Path]:
+    """Where the document's file may be: the library's own copy (an e-mail attachment's), then the
+    paths it was added from, newest first."""
     rows = library.db.execute(
         "SELECT path FROM document_sources WHERE document_id = ? ORDER BY id DESC", [doc.id]
     ).fetchall()
-    paths = [Path(doc.source_path), *(Path(r[0]) for r in rows)]
+    kept = library.original_path(doc.id)
+    paths = [*([kept] if kept else []), Path(doc.source_path), *(Path(r[0]) for r in rows)]
     return list(dict.fromkeys(paths))
 
 
@@ -150,7 +153,8 @@ class PageRenderer:
         pixels = None if png is not None else self.render(doc, page.number, scale)
         text = self.library.page_text(doc.id, page.number)
         note = "" if png is not None or pixels is not None else self.original_note(doc)
-        words = self.words(doc, page.number) if pixels is not None else []
+        # A drawn page has its words from the original; a scanned page has the OCR words stored with it.
+        words = self.words(doc, page.number) if pixels is not None else self._ocr_words(doc.id, page.number)
         highlight = None
         if quote:
             highlight = find_passage(words, quote) if words else None
@@ -158,6 +162,14 @@ class PageRenderer:
                 highlight = find_in_blocks(self._blocks(doc.id, page.number), quote)
         found_terms = find_terms(words, terms) if words and terms else ()
         return PageContent(doc.id, page, pixels, png, text, note, highlight, found_terms)
+
+    def _ocr_words(self, document_id: int, number: int) -> list[Word]:
+        return [
+            Word((w[0], w[1], w[2], w[3]), w[4], (s.seq, w[5]))
+            for s in self.library.segments(document_id)
+            if s.page == number and s.words
+            for w in s.words
+        ]
 
     def _blocks(self, document_id: int, number: int) -> list[tuple[Rect, str]]:
         return [

@@ -52,13 +52,17 @@ def purge_document(ctx: AppContext, doc_id: int) -> PurgeResult:
         for r in db.execute(
             "SELECT image_blob FROM pages WHERE document_id = :d AND image_blob IS NOT NULL "
             "UNION SELECT image_blob FROM segments WHERE document_id = :d AND image_blob IS NOT NULL "
-            "UNION SELECT contact_sheet_blob FROM documents WHERE id = :d AND contact_sheet_blob IS NOT NULL",
+            "UNION SELECT contact_sheet_blob FROM documents WHERE id = :d AND contact_sheet_blob IS NOT NULL "
+            "UNION SELECT original_blob FROM documents WHERE id = :d AND original_blob IS NOT NULL",
             {"d": doc_id},
         )
     }
     conversations = [
         int(r[0])
         for r in db.execute("SELECT conversation_id FROM conversation_documents WHERE document_id = ?", [doc_id])
+    ]
+    attachments = [
+        a.document_id for a in ctx.library.attachments(doc_id) if a.document_id is not None and a.document_id != doc_id
     ]
     pages = _count(db, "SELECT count(*) FROM pages WHERE document_id = ?", doc_id)
     segments = _count(db, "SELECT count(*) FROM segments WHERE document_id = ?", doc_id)
@@ -73,6 +77,8 @@ def purge_document(ctx: AppContext, doc_id: int) -> PurgeResult:
         with db.atomic():
             for conv_id in conversations:  # messages go with them (ON DELETE CASCADE, FTS triggers)
                 db.execute("DELETE FROM conversations WHERE id = ?", [conv_id])
+            # An e-mail that had this attachment keeps its name, saying it was removed.
+            db.execute("UPDATE attachments SET note = 'removed from the library' WHERE document_id = ?", [doc_id])
             # pages, segments (and their FTS rows), sources, extraction cells: ON DELETE CASCADE
             db.execute("DELETE FROM documents WHERE id = ?", [doc_id])
             for run_id in runs:  # a run left without documents holds nothing worth keeping
@@ -108,7 +114,13 @@ def purge_document(ctx: AppContext, doc_id: int) -> PurgeResult:
     removed = ctx.library.empty_trash()
     with contextlib.suppress(Exception):  # another Folio holding the database only delays this
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return PurgeResult(doc, pages, segments, len(conversations), cells, removed, snapshots)
+    result = PurgeResult(doc, pages, segments, len(conversations), cells, removed, snapshots)
+    # An e-mail's attachments came with it: each goes too (its own purge, on record), unless it is
+    # also attached to another e-mail.
+    for attachment_id in attachments:
+        if not ctx.library.attached_to(attachment_id):
+            purge_document(ctx, attachment_id)
+    return result
 
 
 def _count(db: Database, sql: str, doc_id: int) -> int:

@@ -23,6 +23,15 @@ SNIPPET_TOKENS = 16
 
 
 @dataclass(frozen=True)
+class Passage:
+    """Words of one page that a search found (a stretch of one stored segment)."""
+
+    page: int
+    label: str | None
+    text: str
+
+
+@dataclass(frozen=True)
 class SearchHit:
     kind: str  # 'document' | 'message'
     score: float  # BM25 (lower is better, as SQLite reports it)
@@ -36,6 +45,7 @@ class SearchHit:
     conversation_id: int | None = None
     message_id: int | None = None
     role: str | None = None
+    document_kind: str = "pdf"  # how its places are cited (pages, or paragraphs in Word/text/e-mail)
 
     def marked(self, before: str = "[", after: str = "]") -> str:
         """The snippet with each highlight wrapped, e.g. for a terminal."""
@@ -50,12 +60,12 @@ class SearchHit:
     def anchor(self) -> str:
         if self.kind == "message":
             return f"conversation {self.conversation_id}, message {self.message_id}"
-        if self.t_seconds is not None:
-            from ingest.document import format_timestamp
+        from ingest.document import Anchor, unit_of
 
-            return f"#{self.document_id} t {format_timestamp(self.t_seconds)}"
-        page = self.label if self.label and self.label != str(self.page) else self.page
-        return f"#{self.document_id} p. {page}"
+        unit = unit_of(self.document_kind)
+        label = self.label if unit == "paragraph" or (self.label and self.label != str(self.page)) else None
+        cited = Anchor(page=self.page, label=label, t_seconds=self.t_seconds, unit=unit).cited()
+        return f"#{self.document_id} {cited}"
 
 
 def fts_query(text: str) -> str:
@@ -111,10 +121,35 @@ class Search:
         hits.sort(key=lambda h: h.score)
         return hits[:limit]
 
+    def document_passages(
+        self, document_id: int, words: list[str], *, limit: int = 3, tokens: int = 48
+    ) -> list[Passage]:
+        """Stretches of one document around any of the words, best BM25 match first: each is FTS5's
+        snippet of a stored segment (up to `tokens` words, at most 64), so its text is the page's own."""
+        query = " OR ".join(q for q in dict.fromkeys(fts_query(w) for w in words) if q)
+        if not query:
+            return []
+        rows = self.db.execute(
+            """
+            SELECT s.page, s.label, snippet(segments_fts, 0, '', '', '', ?)
+            FROM segments_fts JOIN segments s ON s.id = segments_fts.rowid
+            WHERE segments_fts MATCH ? AND s.document_id = ? AND s.page IS NOT NULL
+            ORDER BY bm25(segments_fts) LIMIT ?
+            """,
+            [min(max(tokens, 1), 64), query, document_id, limit],
+        ).fetchall()
+        return [Passage(int(page), label, " ".join(text.split())) for page, label, text in rows if text.strip()]
+
+    def document_pages(self, document_id: int, words: list[str], *, limit: int = 3) -> list[int]:
+        """Pages of one document holding any of the words, best BM25 match first."""
+        # bm25() cannot sit under an aggregate, so pages are taken in order of their best segment.
+        found = self.document_passages(document_id, words, limit=limit * 20, tokens=1)
+        return list(dict.fromkeys(p.page for p in found))[:limit]
+
     def _documents(self, query: str, limit: int) -> list[SearchHit]:
         rows = self.db.execute(
             f"""
-            SELECT s.document_id, d.title, s.page, s.label, s.t_seconds, bm25(segments_fts) AS score,
+            SELECT s.document_id, d.title, s.page, s.label, s.t_seconds, d.kind, bm25(segments_fts) AS score,
                    snippet(segments_fts, 0, ?, ?, '…', {SNIPPET_TOKENS})
             FROM segments_fts JOIN segments s ON s.id = segments_fts.rowid
             JOIN documents d ON d.id = s.document_id
@@ -123,7 +158,7 @@ class Search:
             [_OPEN, _CLOSE, query, limit],
         ).fetchall()
         hits = []
-        for doc_id, title, page, label, t_seconds, score, marked in rows:
+        for doc_id, title, page, label, t_seconds, kind, score, marked in rows:
             snippet, spans = _split_marks(marked)
             hits.append(
                 SearchHit(
@@ -136,6 +171,7 @@ class Search:
                     page=page,
                     label=label,
                     t_seconds=t_seconds,
+                    document_kind=str(kind),
                 )
             )
         return hits

@@ -1,6 +1,7 @@
 """`folio --self-test`: prove an installation works end to end, without touching the user's data.
 
-It runs in a throw-away FOLIO_HOME: writes a two-page PDF, ingests it, installs the starter model
+It runs in a throw-away FOLIO_HOME: writes a two-page PDF, ingests it, OCRs a generated scanned page
+with the built-in OCR engine (its models ship with the app), installs the starter model
 from a file (the installers do not contain it) and lets the real engine process answer a question
 for a few tokens. Used by the bundle test, the release workflow and support ("run folio --self-test").
 """
@@ -35,12 +36,15 @@ class SelfTestResult:
     ingest_s: float
     answer_s: float
     total_s: float
+    ocr_engine: str = ""
+    ocr_s: float = 0.0
 
     def summary(self) -> str:
         preview = " ".join(self.answer.split())[:40]
         return (
             f"folio self-test ok: version {self.version}; ingested a {self.pages}-page PDF "
-            f"({self.segments} segments) in {self.ingest_s:.1f} s; {self.model} on "
+            f"({self.segments} segments) in {self.ingest_s:.1f} s; OCR ({self.ocr_engine}) read a scanned page "
+            f"in {self.ocr_s:.1f} s; {self.model} on "
             f"{'+'.join(self.backends) or '?'} answered {self.answer_tokens} tokens in {self.answer_s:.1f} s "
             f"({preview!r}); total {self.total_s:.1f} s"
         )
@@ -72,6 +76,18 @@ def write_test_pdf(path: Path) -> Path:
         page.insert_textbox(pymupdf.Rect(72, 72, 523, 300), text, fontsize=12)
         page.insert_text((280, 810), f"Page {number}", fontsize=8)
     doc.save(path)
+    doc.close()
+    return path
+
+
+def write_scanned_page(path: Path) -> Path:
+    """A page image (PNG, 150 dpi) with the check sentence on it and no text layer: what a scanner makes."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_textbox(pymupdf.Rect(72, 100, 523, 400), f"SCANNED EXHIBIT\n\n{CHECK_SENTENCE}", fontsize=14)
+    page.get_pixmap(dpi=150, colorspace=pymupdf.csGRAY).save(path)
     doc.close()
     return path
 
@@ -109,6 +125,16 @@ def run_self_test(
                 raise FolioError("self-test: the generated PDF was not read back correctly")
             segments = len(ctx.library.segments(document.id))
 
+            say(f"reading a scanned page with OCR ({ctx.ocr.engine})")
+            t0 = time.perf_counter()
+            scan = ctx.library.add(write_scanned_page(home / "scanned-page.png"), limits=ctx.limits).document
+            ocr_s = time.perf_counter() - t0
+            read = " ".join(ctx.library.page_text(scan.id, 1).lower().split())
+            if ctx.ocr.engine != "off" and "ninety (90) days" not in read:
+                raise FolioError(
+                    f"self-test: OCR ({ctx.ocr.engine}) did not read the generated scanned page ({read[:60]!r})"
+                )
+
             if source is not None:
                 say(f"installing the starter model from {source}")
                 model = ctx.models.install_starter(source)
@@ -139,6 +165,8 @@ def run_self_test(
                 answer_tokens=message.completion_tokens,
                 answer=message.text,
                 ingest_s=ingest_s,
+                ocr_engine=ctx.ocr.engine,
+                ocr_s=ocr_s,
                 answer_s=answer_s,
                 total_s=time.perf_counter() - start,
             )

@@ -11,14 +11,14 @@ time.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.engines import make_engine
 from app.errors import FolioError
-from app.models import ModelRecord, read_facts_cached
+from app.models import ModelRecord, current_facts
+from app.settings import engine_draft_tokens
 from inference.chat_format import Message, PromptPart, opens_thinking, template_for
 from inference.engine_api import Engine, EngineConfig, GenerateRequest, TokenCount
 from inference.events import EngineEvent, Loaded, Loading, PrefillProgress, PrefixReused
@@ -26,7 +26,7 @@ from inference.gguf_facts import ModelFacts
 from inference.planner import GiB, GpuDevice, Hardware, Plan, PlanRequest, plan
 from inference.prompt import PromptDocument, RenderedPrompt, SourceBlock, render_prompt
 from inference.vision import has_images
-from ingest.document import Anchor
+from ingest.document import Anchor, unit_of
 
 if TYPE_CHECKING:
     from app.context import AppContext
@@ -76,6 +76,7 @@ class Documents:
     rows: list[DocumentRow]
     prompt: list[PromptDocument]
     images_left_out: int  # scanned pages and keyframes the model will not see
+    attachments: list[DocumentRow] = field(default_factory=list)  # the e-mails' attachments read along
 
     @property
     def ids(self) -> list[int]:
@@ -83,44 +84,91 @@ class Documents:
 
     @property
     def tags(self) -> tuple[str, ...]:
-        """The documents' sha256s: stored with a snapshot so a purge finds it."""
-        return tuple(d.sha256 for d in self.rows)
+        """The sha256s of every document read (an e-mail's attachments too): stored with a snapshot
+        so a purge finds it."""
+        return tuple(dict.fromkeys(d.sha256 for d in [*self.rows, *self.attachments]))
 
 
-def read_documents(ctx: AppContext, document_ids: list[int], *, images: bool = False) -> Documents:
-    """Documents as marked blocks; with images=True a scanned page or keyframe opens its own block."""
+def read_documents(
+    ctx: AppContext,
+    document_ids: list[int],
+    *,
+    images: bool = False,
+    pages: Mapping[int, Collection[int]] | None = None,
+) -> Documents:
+    """Documents as marked blocks; with images=True a scanned page or keyframe opens its own block.
+    `pages` keeps only those pages of a document (its caller says so to the model and the user).
+    An e-mail brings its attachments along, each part marked with its attachment number."""
     library = ctx.library
     rows = [library.get(doc_id) for doc_id in document_ids]
     documents: list[PromptDocument] = []
+    attachments: list[DocumentRow] = []
     left_out = 0
     for index, doc in enumerate(rows, start=1):
-        blocks: list[SourceBlock] = []
-        current_marker: str | None = None
-        current_image: str | None = None
-        lines: list[str] = []
-        for seg in library.segments(doc.id):
-            if seg.image_blob and not images:
-                left_out += 1
-            image = str(ctx.paths.blobs_dir / seg.image_blob) if images and seg.image_blob else None
-            if not seg.text and image is None:
+        keep = pages.get(doc.id) if pages is not None else None
+        blocks, missed = _source_blocks(ctx, doc, images=images, keep=keep)
+        left_out += missed
+        for attachment in library.attachments(doc.id):
+            if attachment.document_id is None or (pages is not None and attachment.document_id not in pages):
                 continue
-            marker = Anchor(page=seg.page, label=seg.label, t_seconds=seg.t_seconds).marker()
-            if (marker != current_marker or image is not None) and (lines or current_image):
-                blocks.append(SourceBlock(current_marker or "", "\n".join(lines), image=current_image))
-                lines = []
-                current_image = None
-            current_marker = marker
-            current_image = image or current_image
-            if seg.text:
-                lines.append(seg.text)
-        if lines or current_image:
-            blocks.append(SourceBlock(current_marker or "", "\n".join(lines), image=current_image))
+            part = library.get(attachment.document_id)
+            attachments.append(part)
+            part_keep = pages.get(part.id) if pages is not None else None
+            part_blocks, missed = _source_blocks(
+                ctx, part, images=images, attachment=attachment.position, keep=part_keep
+            )
+            blocks += part_blocks
+            left_out += missed
         documents.append(PromptDocument(index=index, title=doc.title, blocks=blocks))
-    return Documents(rows, documents, left_out)
+    return Documents(rows, documents, left_out, attachments)
 
 
-def prompt_documents(ctx: AppContext, document_ids: list[int], *, images: bool = False) -> list[PromptDocument]:
-    return read_documents(ctx, document_ids, images=images).prompt
+def _source_blocks(
+    ctx: AppContext,
+    doc: DocumentRow,
+    *,
+    images: bool,
+    attachment: int | None = None,
+    keep: Collection[int] | None = None,
+) -> tuple[list[SourceBlock], int]:
+    """One document's blocks, and how many of its page images were left out."""
+    blocks: list[SourceBlock] = []
+    current_marker: str | None = None
+    current_image: str | None = None
+    lines: list[str] = []
+    left_out = 0
+    unit = unit_of(doc.kind)
+    for seg in ctx.library.segments(doc.id):
+        if keep is not None and seg.page not in keep:
+            continue
+        if seg.image_blob and not images:
+            left_out += 1
+        image = str(ctx.paths.blobs_dir / seg.image_blob) if images and seg.image_blob else None
+        if not seg.text and image is None:
+            continue
+        anchor = Anchor(page=seg.page, label=seg.label, t_seconds=seg.t_seconds, unit=unit, attachment=attachment)
+        marker = anchor.marker()
+        if (marker != current_marker or image is not None) and (lines or current_image):
+            blocks.append(SourceBlock(current_marker or "", "\n".join(lines), image=current_image))
+            lines = []
+            current_image = None
+        current_marker = marker
+        current_image = image or current_image
+        if seg.text:
+            lines.append(seg.text)
+    if lines or current_image:
+        blocks.append(SourceBlock(current_marker or "", "\n".join(lines), image=current_image))
+    return blocks, left_out
+
+
+def prompt_documents(
+    ctx: AppContext,
+    document_ids: list[int],
+    *,
+    images: bool = False,
+    pages: Mapping[int, Collection[int]] | None = None,
+) -> list[PromptDocument]:
+    return read_documents(ctx, document_ids, images=images, pages=pages).prompt
 
 
 @dataclass(frozen=True)
@@ -200,10 +248,7 @@ class Session:
             return self._hardware
 
     def facts(self, model: ModelRecord) -> ModelFacts:
-        """Facts as this version records them (the stored copy may predate newer fields)."""
-        if model.facts.is_current:
-            return model.facts
-        return read_facts_cached(Path(model.path), self.paths.models_dir / "facts")
+        return current_facts(model, self.paths.models_dir / "facts")
 
     def count_tokens(self, model: ModelRecord, rendered: RenderedPrompt) -> TokenCount:
         """Exact text tokens (the engine's tokenizer); images measured by the projector once loaded."""
@@ -220,6 +265,7 @@ class Session:
             context_cap=self.settings.context_cap,
             kv_type=self.settings.kv_cache_type,
             threads=self.settings.threads,
+            draft_tokens=engine_draft_tokens(self.settings),
         )
         return plan(self.facts(model), self.hardware(), request)
 
@@ -236,6 +282,7 @@ class Session:
             and current.n_ctx >= count.total + answer_tokens
             and forced_kv in ("auto", current.kv_type)
             and (current.mmproj_path == mmproj or mmproj is None)
+            and current.draft_tokens == engine_draft_tokens(self.settings)
         ):
             return current  # re-creating a context costs seconds and drops what it holds
         chosen = self.plan(model, count.total, answer_tokens)
@@ -267,17 +314,19 @@ class Session:
         *,
         think: bool,
         answer_tokens: int,
+        pages: Mapping[int, Collection[int]] | None = None,
     ) -> Prepared:
-        """Read the documents once and turn them into what the engine takes: rendered parts on a
-        planned context (local), or the conversation itself (a server applies its own template)."""
+        """Read the documents once (only `pages` of them, when given) and turn them into what the
+        engine takes: rendered parts on a planned context (local), or the conversation itself (a
+        server applies its own template)."""
         served = self.served_label()
         if served is not None:
-            documents = read_documents(ctx, document_ids, images=self.settings.server_images)
+            documents = read_documents(ctx, document_ids, images=self.settings.server_images, pages=pages)
             messages = build(documents.prompt)
             return Prepared(None, [], 0, tuple(messages), False, served, None, False, documents)
         model = ctx.models.active(self.settings)
         template = template_for(model.architecture, model.facts.chat_template)
-        documents = read_documents(ctx, document_ids, images=model.mmproj_path is not None)
+        documents = read_documents(ctx, document_ids, images=model.mmproj_path is not None, pages=pages)
         rendered = render_prompt(template, build(documents.prompt), enable_thinking=think)
         count = self.count_tokens(model, rendered)
         return Prepared(

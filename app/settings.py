@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,7 @@ from ingest.limits import Limits
 
 SCHEMA_VERSION = 1
 KV_TYPES = ("auto", "f16", "q8_0", "q4_0")
+MAX_DRAFT_TOKENS = 16
 
 
 @dataclass
@@ -30,6 +32,12 @@ class FileLimits:
             max_pages=self.max_pages,
             max_duration_s=self.max_video_minutes * 60.0,
         )
+
+
+@dataclass
+class Ocr:
+    engine: str = "rapidocr"  # rapidocr (built in) | tesseract (needs Tesseract installed) | off
+    language: str = "eng"  # Tesseract's language codes, e.g. 'heb', 'hin', 'eng+fra' (rapidocr has one model)
 
 
 @dataclass
@@ -50,12 +58,15 @@ class Settings:
     threads: int = 0  # 0 = physical cores
     max_answer_tokens: int = 1024
     state_cache_gb: int = 20  # disk kept for document snapshots (reopening is instant); 0 = none
+    speculative: bool = True  # draft tokens (prompt lookup, MTP layers) and let the model check them
+    draft_tokens: int = 8  # the most drafted tokens checked per step (fewer when they do not pay)
     server_url: str = ""  # OpenAI-compatible model server on the user's LAN; "" = off, no sockets
     server_model: str = ""  # the served model's name; "" = the first one the server lists
     server_timeout_s: int = 600  # longest silence accepted from the server (it reads long prompts)
     server_images: bool = True  # send scanned pages / keyframes to the server as images
     limits: FileLimits = field(default_factory=FileLimits)
     extraction: Extraction = field(default_factory=Extraction)
+    ocr: Ocr = field(default_factory=Ocr)
 
     def validate(self) -> None:
         if self.kv_cache_type not in KV_TYPES:
@@ -64,11 +75,24 @@ class Settings:
             raise FolioError("settings: context_cap, threads and state_cache_gb must be >= 0, max_answer_tokens > 0")
         if self.server_url.strip() and not self.server_url.strip().startswith(("http://", "https://")):
             raise FolioError("settings: server_url must start with http:// or https://")
+        if not 1 <= self.draft_tokens <= MAX_DRAFT_TOKENS:
+            raise FolioError(f"settings: draft_tokens must be between 1 and {MAX_DRAFT_TOKENS}")
         if self.server_timeout_s <= 0:
             raise FolioError("settings: server_timeout_s must be > 0")
+        from ingest.ocr import ENGINES
+
+        if self.ocr.engine not in ENGINES:
+            raise FolioError(f"settings: [ocr] engine must be one of {', '.join(ENGINES)}")
+        if not re.fullmatch(r"[a-z_]{2,12}(\+[a-z_]{2,12})*", self.ocr.language):
+            raise FolioError("settings: [ocr] language must be Tesseract language codes such as eng or eng+fra")
         ex = self.extraction
         if min(ex.value_chars, ex.quote_chars, ex.fields_per_request) < 1 or not 0.5 <= ex.quote_threshold <= 1.0:
             raise FolioError("settings: [extraction] sizes must be >= 1 and quote_threshold between 0.5 and 1")
+
+
+def engine_draft_tokens(settings: Settings) -> int:
+    """The engine's draft length for these settings (0: speculative decoding off)."""
+    return settings.draft_tokens if settings.speculative else 0
 
 
 def _from_dict(cls: type[Any], raw: dict[str, Any]) -> Any:

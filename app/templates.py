@@ -23,6 +23,12 @@ FORMAT = 1
 MAX_FIELDS = 200
 MAX_NAME = 80
 MAX_DESCRIPTION = 400
+# What a field asks for: a short answer ("Governing Law": "Texas"), or whether a kind of clause is
+# there at all, the way CUAD's experts label most of its categories ("Audit Rights": yes/no, with
+# the clause quoted when it is there).
+TEXT = "text"
+YES_NO = "yes_no"
+KINDS = (TEXT, YES_NO)
 _KEY_RE = re.compile(r"^[a-z0-9][a-z0-9_]{0,62}$")
 
 
@@ -37,6 +43,12 @@ class TemplateField:
     key: str
     name: str
     description: str = ""
+    kind: str = TEXT
+    search: str = ""  # words a passage holding this field uses, for the word search that points to pages
+
+    @property
+    def yes_no(self) -> bool:
+        return self.kind == YES_NO
 
 
 @dataclass(frozen=True)
@@ -56,7 +68,10 @@ class Template:
             "name": self.name,
             "version": self.version,
             "description": self.description,
-            "fields": [{"key": f.key, "name": f.name, "description": f.description} for f in self.fields],
+            "fields": [
+                {"key": f.key, "name": f.name, "description": f.description, "kind": f.kind, "search": f.search}
+                for f in self.fields
+            ],
         }
 
     def to_json(self) -> str:
@@ -78,9 +93,13 @@ class Template:
             name = item["name"]
             key = item.get("key") or slug(name)
             description = item.get("description", "")
-            if not isinstance(key, str) or not isinstance(description, str):
-                raise FolioError(f"{source}: field keys and descriptions must be text")
-            fields.append(TemplateField(key, name, description))
+            kind = item.get("kind", TEXT)
+            search = item.get("search", "")
+            if not all(isinstance(v, str) for v in (key, description, search)):
+                raise FolioError(f"{source}: field keys, descriptions and search words must be text")
+            if kind not in KINDS:
+                raise FolioError(f"{source}: the kind of {name!r} must be one of {', '.join(KINDS)}")
+            fields.append(TemplateField(key, name, description, kind, search))
         version = raw.get("version", 1)
         name = raw.get("name") or raw.get("key")
         key = raw.get("key") or (slug(name) if isinstance(name, str) else "")
@@ -119,7 +138,7 @@ class Template:
                 raise FolioError(f"{source}: field key {f.key!r} must be lowercase letters, digits and '_'")
             if not f.name.strip() or len(f.name) > MAX_NAME or "\n" in f.name:
                 raise FolioError(f"{source}: field names must be one line of 1 to {MAX_NAME} characters")
-            if len(f.description) > MAX_DESCRIPTION:
+            if len(f.description) > MAX_DESCRIPTION or len(f.search) > MAX_DESCRIPTION:
                 raise FolioError(f"{source}: the description of {f.name!r} is over {MAX_DESCRIPTION} characters")
             if f.key in keys or f.name.strip().lower() in names:
                 raise FolioError(f"{source}: field {f.name!r} appears twice")
@@ -133,13 +152,13 @@ class Template:
                 return f
         raise NotFound(f"template {self.key!r} has no field {key!r}")
 
-    def with_field_added(self, name: str, description: str = "") -> Template:
+    def with_field_added(self, name: str, description: str = "", kind: str = TEXT) -> Template:
         base = slug(name)
         key, n = base, 2
         existing = {f.key for f in self.fields}
         while key in existing:
             key, n = f"{base[:60]}_{n}", n + 1
-        return replace(self, fields=(*self.fields, TemplateField(key, name.strip(), description.strip())))
+        return replace(self, fields=(*self.fields, TemplateField(key, name.strip(), description.strip(), kind)))
 
     def without_field(self, key: str) -> Template:
         self.field(key)
@@ -154,6 +173,12 @@ class Template:
         return replace(
             self, fields=tuple(replace(f, description=description.strip()) if f.key == key else f for f in self.fields)
         )
+
+    def with_field_kind(self, key: str, kind: str) -> Template:
+        self.field(key)
+        if kind not in KINDS:
+            raise FolioError(f"a field's kind must be one of {', '.join(KINDS)}")
+        return replace(self, fields=tuple(replace(f, kind=kind) if f.key == key else f for f in self.fields))
 
     def with_field_moved(self, key: str, position: int) -> Template:
         moving = self.field(key)

@@ -28,8 +28,11 @@ ORDER = (QUOTED, SUPPORTED, WRONG_PAGE, ADDED, UNSUPPORTED, EXEMPT)
 
 
 def where(claim: dict[str, Any], documents: int = 1) -> str:
-    """Where the support is, as the documents print it: 'p. 4', 'D2 p. 4', 't 00:01:23' ('' for nowhere)."""
+    """Where the support is, as the documents print it: 'p. 4', 'D2 p. 4', 't 00:01:23', '§ 12.3',
+    'attachment 1, p. 2' ('' for nowhere)."""
     doc = f"D{claim.get('doc_index')} " if documents > 1 and claim.get("doc_index") else ""
+    if claim.get("place"):
+        return f"{doc}{claim['place']}"
     if claim.get("t_seconds") is not None:
         return f"{doc}t {format_timestamp(float(claim['t_seconds']))}"
     if claim.get("page") is None:

@@ -39,6 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.eval_model import LABEL as MODEL_LABEL  # noqa: E402
+from benchmarks.eval_model import open_eval_app  # noqa: E402
 from benchmarks.results import write_section  # noqa: E402
 
 HEADING = "## Grounding: every claim traced to its page (issue 13)"
@@ -594,19 +595,7 @@ def setup_home(home: Path) -> Any:
     shared machine two spinning llama.cpp threads slow each other down far more than they help."""
     for part in ("config", "data"):
         shutil.rmtree(home / part, ignore_errors=True)
-    os.environ["FOLIO_HOME"] = str(home)
-    (home / "config").mkdir(parents=True)
-    (home / "config" / "settings.toml").write_text(
-        f"schema_version = 1\nmax_answer_tokens = {MAX_ANSWER_TOKENS}\nthinking = false\nthreads = 1\n"
-    )
-    from app.context import open_app
-    from benchmarks.eval_model import eval_model_path
-
-    ctx = open_app()
-    record, _ = ctx.models.add(eval_model_path())
-    ctx.settings.active_model = record.sha256
-    ctx.save_settings()
-    return ctx, record.sha256
+    return open_eval_app(home, f"max_answer_tokens = {MAX_ANSWER_TOKENS}\nthinking = false\nthreads = 1\n")
 
 
 def main(argv: list[str]) -> int:

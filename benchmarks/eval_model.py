@@ -16,6 +16,7 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 PARTS = 22
 SIZE = 1_117_320_768
@@ -77,6 +78,22 @@ def eval_model_path() -> Path:
         raise RuntimeError(f"the assembled {LABEL} failed its size/sha256 check; reinstall the eval packages")
     partial.replace(target)  # an interrupted assembly never looks finished
     return target
+
+
+def open_eval_app(home: Path, settings: str) -> tuple[Any, str]:
+    """Folio opened on FOLIO_HOME=home with these settings (TOML lines) and the eval model registered
+    and active: (AppContext, the model's sha256). One llama.cpp thread belongs in `settings` on a
+    shared machine: two spinning threads slow each other down far more than they help."""
+    os.environ["FOLIO_HOME"] = str(home)
+    (home / "config").mkdir(parents=True, exist_ok=True)
+    (home / "config" / "settings.toml").write_text(f"schema_version = 1\n{settings}", encoding="utf-8")
+    from app.context import open_app
+
+    ctx = open_app()
+    record, _ = ctx.models.add(eval_model_path())
+    ctx.settings.active_model = record.sha256
+    ctx.save_settings()
+    return ctx, record.sha256
 
 
 if __name__ == "__main__":

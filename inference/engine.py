@@ -16,11 +16,15 @@ The tests prove equivalence on logits: restored == fresh, bit for bit.
 
 Scanned pages and keyframes (image parts) go through the vision projector (inference.vision) into
 the same context; an image fills its KV cells with one call and counts as one piece of the layout.
+
+Answers are written by inference.speculative: token by token, or several per step when drafted
+tokens (inference.drafters) check out. Drafts the model refuses are taken back out of the context,
+so `_held` stays true; a context that must take back recurrent state keeps per-token snapshots of
+its last batch, which also changes where llama.cpp ends micro-batches (`_keep_tail`).
 """
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import os
 import time
@@ -32,11 +36,14 @@ from typing import Any
 
 from inference import llama_native
 from inference.chat_format import PromptPart
+from inference.drafters import MtpDrafter
 from inference.engine_api import EngineConfig, GenerateRequest, Sampling, TokenCount
 from inference.errors import ContextOverflow, EngineError
-from inference.events import EngineEvent, Finished, GenerationStats, PrefillProgress, PrefixReused, TokenText
+from inference.events import EngineEvent, Finished, GenerationStats, PrefillProgress, PrefixReused
 from inference.llama_native import ContextParams, NativeContext, NativeModel, NativeSampler, lib
+from inference.speculative import AnswerWriter, DraftCounts, Drafting
 from inference.state_cache import StateStore, state_key
+from inference.tokens import common_prefix
 from inference.vision import ImagePiece, Piece, Vision, VisionEvalError, estimate_image_tokens, has_images, prepare
 
 __all__ = ["EngineConfig", "GenerateRequest", "LocalEngine", "Sampling", "run_generation"]
@@ -77,6 +84,7 @@ class LocalEngine:
         self._held: list[int] = []
         self._cuts: list[int] = []  # where micro-batches ended while reading what `_held` holds
         self._snapshot: _RecurrentSnapshot | None = None
+        self._drafting: Drafting | None = None
         self._prefix_memo: OrderedDict[str, list[Piece]] = OrderedDict()
         self.vision: Vision | None = None
         self._model_identity = ""
@@ -93,7 +101,7 @@ class LocalEngine:
         """Apply a configuration; the weights stay loaded when only the context changes."""
         if self.model is None or not config.same_model(self.config):
             self.close()
-            self.model = NativeModel(config.model_path, n_gpu_layers=config.n_gpu_layers)
+            self.model = NativeModel(config.model_path, n_gpu_layers=config.n_gpu_layers, load_mtp=config.wants_mtp)
             self._prefix_memo.clear()
             self._model_identity = config.model_id or _file_identity(config.model_path)
         if self.vision is None or self.config is None or self.config.mmproj_path != config.mmproj_path:
@@ -107,6 +115,7 @@ class LocalEngine:
                     log_callback=llama_native.log_callback(),
                 )
             self._prefix_memo.clear()  # image sizes depend on the projector
+        drafts = config.draft_tokens
         params = ContextParams(
             n_ctx=config.n_ctx,
             n_batch=config.n_batch,
@@ -114,13 +123,15 @@ class LocalEngine:
             n_threads=config.n_threads,
             kv_type=config.kv_type,
             flash_attn=config.flash_attn,
+            n_outputs=drafts + 1,
+            # Drafts refused by the model are taken back; recurrent state needs a snapshot per token for it.
+            n_rs_seq=max(0, min(drafts, config.n_ubatch - 2)) if self.model.is_recurrent else 0,
         )
         if self.ctx is None or self.ctx.params != params:
-            if self.ctx is not None:
-                self.ctx.close()
-                self.ctx = None
+            self._close_context()
             self._held, self._cuts, self._snapshot = [], [], None
             self.ctx = NativeContext(self.model, params, abort=self._abort_cb)
+            self._drafting = self._make_drafting(params)
         self.store = StateStore(config.state_cache_dir, config.state_cache_bytes) if config.state_cache_dir else None
         self.config = config
 
@@ -131,14 +142,49 @@ class LocalEngine:
 
     @property
     def memory_report(self) -> dict[str, int]:
-        """Buffer sizes llama.cpp reported for this model and context, in bytes."""
+        """Buffer sizes llama.cpp reported for this model and its contexts (with the MTP one), in bytes."""
         assert self.model is not None and self.ctx is not None
-        return {**self.model.buffers, **self.ctx.buffers}
+        report = {**self.model.buffers, **self.ctx.buffers}
+        mtp = self._drafting.mtp if self._drafting is not None else None
+        for kind, size in (mtp.ctx.buffers if mtp is not None else {}).items():
+            report[kind] = report.get(kind, 0) + size
+        return report
 
     def forget(self) -> None:
         """Empty the context and the in-memory snapshot (snapshot files stay)."""
         if self.ctx is not None:
             self._clear()
+
+    def _make_drafting(self, params: ContextParams) -> Drafting | None:
+        assert self.model is not None and self.ctx is not None
+        if params.n_outputs <= 1:
+            return None
+        if self.model.is_recurrent and self.ctx.n_rs_seq == 0:
+            return None  # llama.cpp keeps no rollback snapshots for this architecture: no drafting
+        mtp = None
+        if self.model.n_layer_nextn > 0:
+            try:
+                mtp = MtpDrafter(self.model, self.ctx, params, abort=self._abort_cb)
+            except EngineError:
+                mtp = None  # no memory for the MTP context: draft from the context alone
+        return Drafting(self._rollback_limit(params.n_outputs - 1), mtp)
+
+    def _rollback_limit(self, drafts: int) -> int:
+        assert self.model is not None and self.ctx is not None
+        return min(drafts, self.ctx.n_rs_seq) if self.model.is_recurrent else drafts
+
+    def _keep_tail(self) -> int:
+        """llama.cpp keeps the last n_rs_seq + 1 tokens of a batch in one micro-batch (rollback snapshots)."""
+        assert self.ctx is not None
+        return self.ctx.n_rs_seq + 1 if self.ctx.n_rs_seq else 0
+
+    def _close_context(self) -> None:
+        if self._drafting is not None:
+            self._drafting.close()  # the MTP context follows the main one: it goes first
+            self._drafting = None
+        if self.ctx is not None:
+            self.ctx.close()
+            self.ctx = None
 
     def _close_vision(self) -> None:
         if self.vision is not None:
@@ -147,9 +193,7 @@ class LocalEngine:
 
     def close(self) -> None:
         self._close_vision()  # the projector refers to the text model: free it first
-        if self.ctx is not None:
-            self.ctx.close()
-            self.ctx = None
+        self._close_context()
         if self.model is not None:
             self.model.close()
             self.model = None
@@ -232,16 +276,28 @@ class LocalEngine:
         if self._cancelled():
             return GenerationStats(prompt.cells, cached, 0, prefill_ms, 0.0, self.n_ctx, "cancelled")
         ttft: list[float] = []
-        completion, reason = self._sample_loop(
+        completion, reason, drafts = self._sample_loop(
             request.sampling,
             min(request.sampling.max_tokens, budget),
             emit,
             lambda: ttft.append(time.perf_counter()),
             grammar,
+            prompt.n_prefix,
         )
         generate_ms = (time.perf_counter() - t0) * 1000 - prefill_ms
         ttft_ms = (ttft[0] - t0) * 1000 if ttft else 0.0
-        return GenerationStats(prompt.cells, cached, completion, prefill_ms, generate_ms, self.n_ctx, reason, ttft_ms)
+        return GenerationStats(
+            prompt.cells,
+            cached,
+            completion,
+            prefill_ms,
+            generate_ms,
+            self.n_ctx,
+            reason,
+            ttft_ms,
+            drafted_tokens=drafts.drafted,
+            accepted_tokens=drafts.accepted,
+        )
 
     def prompt_logits(self, request: GenerateRequest) -> Any:
         """Read the prompt exactly as generate() does and return the next-token logits (for tests)."""
@@ -255,6 +311,8 @@ class LocalEngine:
         start = time.perf_counter()
         n_keep, source = self._reuse(prompt)
         self.last_reuse = (n_keep, source)
+        if self._drafting is not None:
+            self._drafting.follow(self._held, prompt.n_prefix)
         if n_keep:
             emit(PrefixReused(_cells_before(prompt.pieces, n_keep), source, time.perf_counter() - start))
         self._prefill(prompt, n_keep, emit)
@@ -265,8 +323,8 @@ class LocalEngine:
         assert self.ctx is not None and self.model is not None and self.config is not None
         held, keys, n_prefix = self._held, prompt.keys, prompt.n_prefix
         limit = len(keys) - 1  # the last prompt token is always evaluated: it yields the logits
-        layout = _layout(prompt.pieces, n_prefix, self.config.n_batch, self.config.n_ubatch)
-        shared = _shared_cuts(self._cuts, layout, min(_common_prefix(held, keys), limit))
+        layout = _layout(prompt.pieces, n_prefix, self.config.n_batch, self.config.n_ubatch, self._keep_tail())
+        shared = _shared_cuts(self._cuts, layout, min(common_prefix(held, keys), limit))
         key = self._key(prompt) if n_prefix else ""
         may_load = bool(key) and self.store is not None and self.store.has(key) and n_prefix <= limit
         if shared:
@@ -322,6 +380,8 @@ class LocalEngine:
         }
         if prompt.prefix_has_images and c.mmproj_path:  # image embeddings come from the projector
             fingerprint["mmproj"] = _file_identity(c.mmproj_path)
+        if self._keep_tail() and c.n_batch > c.n_ubatch:  # only then can it move micro-batch ends
+            fingerprint["keep_tail"] = self._keep_tail()
         return state_key(fingerprint, prompt.keys[: prompt.n_prefix])
 
     def _remember_recurrent(self, n_tokens: int) -> None:
@@ -356,6 +416,8 @@ class LocalEngine:
                     continue
                 if self._cancelled() or not self._read_image(piece, begin, last_piece):
                     return
+                if self._drafting is not None:
+                    self._drafting.read_image(piece.n_pos)
                 self._held.extend(_image_keys(piece))
                 self._cuts.append(pos)
                 done += piece.n_tokens
@@ -374,8 +436,10 @@ class LocalEngine:
                     if rc != 0:
                         self._after_failed_decode(rc, "reading the prompt")
                         return
+                    if self._drafting is not None:
+                        self._drafting.read(batch, at)
                     self._held.extend(batch)
-                    self._cuts.extend(_layout_between(at, stop, self.config.n_ubatch))
+                    self._cuts.extend(_layout_between(at, stop, self.config.n_ubatch, self._keep_tail()))
                     done += stop - at
                     at = stop
                     if at == n_prefix:
@@ -428,7 +492,8 @@ class LocalEngine:
         emit: Callable[[EngineEvent], None],
         first: Callable[[], None],
         grammar: str | None = None,
-    ) -> tuple[int, str]:
+        n_stable: int = 0,
+    ) -> tuple[int, str, DraftCounts]:
         assert self.model is not None and self.ctx is not None and self.config is not None
         sampler = NativeSampler(
             self.model.n_vocab,
@@ -441,32 +506,24 @@ class LocalEngine:
             vocab=self.model.vocab,
             grammar=grammar,
         )
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        count = 0
+        if self._drafting is not None:
+            self._drafting.begin(self._held, n_stable)
+        writer = AnswerWriter(
+            self.ctx,
+            self.model,
+            sampler,
+            self._held,
+            self._cancelled,
+            failed=lambda rc: self._after_failed_decode(rc, "answering"),
+            lost=self._clear,
+            drafting=self._drafting,
+            rollback_limit=self._rollback_limit(self.config.draft_tokens),
+        )
         try:
-            while count < max_tokens:
-                if self._cancelled():
-                    return count, "cancelled"
-                token = sampler.sample(self.ctx)
-                if count == 0:
-                    first()
-                if self.model.is_eog(token):
-                    tail = decoder.decode(b"", final=True)
-                    if tail:
-                        emit(TokenText(tail))
-                    return count, "eos"
-                count += 1
-                text = decoder.decode(self.model.piece(token))
-                if text:
-                    emit(TokenText(text))
-                rc = self.ctx.decode([token], len(self._held), want_logits=True)
-                if rc != 0:
-                    self._after_failed_decode(rc, "answering")
-                    return count, "cancelled"
-                self._held.append(token)
-            return count, "length"
+            count, reason = writer.run(max_tokens, emit, first)
         finally:
             sampler.close()
+        return count, reason, writer.counts
 
 
 def count_parts(model: NativeModel, parts: list[PromptPart], prefix_parts: int) -> TokenCount:
@@ -502,12 +559,24 @@ def run_generation(engine: LocalEngine, request: GenerateRequest, emit: Callable
     emit(Finished(stats))
 
 
-def _layout_between(start: int, stop: int, n_ubatch: int) -> list[int]:
-    """Where llama.cpp's micro-batches end when it evaluates tokens start..stop in one batch."""
-    return [*range(start + n_ubatch, stop, n_ubatch), stop]
+def _layout_between(start: int, stop: int, n_ubatch: int, keep_tail: int = 0) -> list[int]:
+    """Where llama.cpp's micro-batches end when it evaluates tokens start..stop in one batch.
+
+    With keep_tail, a micro-batch that would leave fewer than keep_tail tokens for the last one ends
+    early, so the last keep_tail tokens stay together (llama_batch_allocr::split_equal)."""
+    cuts: list[int] = []
+    at = start
+    while at < stop:
+        take = min(n_ubatch, stop - at)
+        rest = stop - at - take
+        if 0 < rest < keep_tail:
+            take -= keep_tail - rest
+        at += take
+        cuts.append(at)
+    return cuts
 
 
-def _layout(pieces: list[Piece], n_prefix: int, n_batch: int, n_ubatch: int) -> list[int]:
+def _layout(pieces: list[Piece], n_prefix: int, n_batch: int, n_ubatch: int, keep_tail: int = 0) -> list[int]:
     """Micro-batch ends of a fresh reading: text runs in batches from their start (split at the end
     of the prefix), each image in one go."""
     cuts: list[int] = []
@@ -521,7 +590,7 @@ def _layout(pieces: list[Piece], n_prefix: int, n_batch: int, n_ubatch: int) -> 
         while pos < run_end:
             region_end = n_prefix if pos < n_prefix < run_end else run_end
             stop = min(pos + n_batch, region_end)
-            cuts += _layout_between(pos, stop, n_ubatch)
+            cuts += _layout_between(pos, stop, n_ubatch, keep_tail)
             pos = stop
     return cuts
 
@@ -566,20 +635,6 @@ def _shared_cuts(old: list[int], new: list[int], bound: int) -> list[int]:
     while n < len(old) and n < len(new) and old[n] == new[n] and old[n] <= bound:
         n += 1
     return new[:n]
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n  # binary search on slices: C-speed comparisons even for 262K tokens
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _parts_digest(parts: list[PromptPart]) -> str:

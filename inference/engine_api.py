@@ -34,10 +34,22 @@ class EngineConfig:
     model_id: str = ""  # the model file's sha256; keys the snapshot cache ("" = path, size and mtime)
     state_cache_dir: str = ""  # where document snapshots persist ("" = kept in memory only)
     state_cache_bytes: int = 0  # size cap of that folder (least recently used snapshots go first)
+    # Speculative decoding: the most drafted tokens checked per step (0 = off). Drafts come from the
+    # context itself (prompt lookup) and, when the GGUF carries them, the model's MTP layers.
+    draft_tokens: int = 0
 
     def same_model(self, other: EngineConfig | None) -> bool:
         """True when only context settings differ: the weights can stay loaded."""
-        return other is not None and (other.model_path, other.n_gpu_layers) == (self.model_path, self.n_gpu_layers)
+        return other is not None and (other.model_path, other.n_gpu_layers, other.wants_mtp) == (
+            self.model_path,
+            self.n_gpu_layers,
+            self.wants_mtp,
+        )
+
+    @property
+    def wants_mtp(self) -> bool:
+        """Load the multi-token-prediction layers (when the GGUF has them): they draft tokens."""
+        return self.draft_tokens > 0
 
 
 @dataclass(frozen=True)

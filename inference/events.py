@@ -50,10 +50,17 @@ class GenerationStats:
     n_ctx: int
     stop_reason: str  # 'eos' | 'length' | 'cancelled'
     ttft_ms: float = 0.0  # request received -> first answer token (restore + prefill + first sample)
+    drafted_tokens: int = 0  # speculative decoding: drafted tokens the model checked...
+    accepted_tokens: int = 0  # ...and those it kept, having drawn the same tokens itself
 
     @property
     def tokens_per_s(self) -> float:
         return self.completion_tokens / (self.generate_ms / 1000) if self.generate_ms > 0 else 0.0
+
+    @property
+    def acceptance(self) -> float | None:
+        """Share of drafted tokens kept; None when nothing was drafted."""
+        return self.accepted_tokens / self.drafted_tokens if self.drafted_tokens else None
 
 
 @dataclass(frozen=True)

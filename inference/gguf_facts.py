@@ -66,6 +66,14 @@ class ModelFacts:
     def has_mtp(self) -> bool:
         return self.nextn_predict_layers > 0
 
+    @property
+    def mtp_summary(self) -> str:
+        """Whether the file carries multi-token-prediction layers, which draft tokens for faster answers."""
+        if not self.has_mtp:
+            return "no MTP layers (drafts come from the documents only)"
+        n = self.nextn_predict_layers
+        return f"{n} MTP layer{'s' if n != 1 else ''} (they draft tokens: faster answers)"
+
     def _per_layer(self, key: str, default: int) -> list[int]:
         value = self.params.get(key, default)
         if isinstance(value, list):

@@ -69,6 +69,11 @@ class GGUFHeader:
     block_count: int
     embedding_length: int
     tensor_names: tuple[str, ...]
+    nextn_layers: int = 0  # multi-token-prediction (MTP) blocks after the trunk, counted in block_count
+
+    @property
+    def n_layer(self) -> int:
+        return self.block_count - self.nextn_layers
 
     @property
     def is_projector(self) -> bool:
@@ -114,6 +119,7 @@ def read_header(path: str | Path) -> GGUFHeader:
         block_count=number("block_count"),
         embedding_length=number("embedding_length"),
         tensor_names=names,
+        nextn_layers=number("nextn_predict_layers"),
     )
 
 

@@ -124,10 +124,19 @@ def log_callback() -> Any:
 class NativeModel:
     """Weights and vocabulary of one GGUF."""
 
-    def __init__(self, path: str, *, n_gpu_layers: int = 0, use_mmap: bool = False, vocab_only: bool = False) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        n_gpu_layers: int = 0,
+        use_mmap: bool = False,
+        vocab_only: bool = False,
+        load_mtp: bool = False,
+    ) -> None:
         L = lib()
         params = L.llama_model_default_params()
         params.n_gpu_layers = n_gpu_layers
+        params.load_mtp = load_mtp  # the multi-token-prediction block, when it drafts answers
         # Read into memory rather than mmap: CPU 'repacked' tensors would otherwise exist twice
         # (mapped file + repacked copy), and the planner's weight figure would not hold.
         params.load_mode = 1 if use_mmap else 0
@@ -147,6 +156,8 @@ class NativeModel:
         self.n_ctx_train = int(L.llama_model_n_ctx_train(self.ptr))
         self.is_recurrent = bool(L.llama_model_is_recurrent(self.ptr)) or bool(L.llama_model_is_hybrid(self.ptr))
         self.add_bos = bool(L.llama_vocab_get_add_bos(self.vocab))
+        self.n_embd = int(L.llama_model_n_embd(self.ptr))
+        self.n_layer_nextn = int(L.llama_model_n_layer_nextn(self.ptr)) if load_mtp else 0
         self._pieces: dict[int, bytes] = {}
         self._markup: dict[str, bool] = {}
 
@@ -226,6 +237,9 @@ class ContextParams:
     kv_type: str = "f16"
     flash_attn: bool = True
     swa_full: bool = True  # keep every sliding-window cell, so the cache can be trimmed back to a prefix
+    n_outputs: int = 1  # logit rows one decode may return: 1, or 1 + the longest draft when verifying drafts
+    n_rs_seq: int = 0  # recurrent-state snapshots kept per token of a batch, so drafts can be rolled back
+    mtp: bool = False  # a context that runs the model's multi-token-prediction block (it drafts tokens)
 
 
 class NativeContext:
@@ -243,7 +257,11 @@ class NativeContext:
         cp.n_batch = params.n_batch
         cp.n_ubatch = params.n_ubatch
         cp.n_seq_max = 1
-        cp.n_outputs_max = 1  # Folio only ever needs the last token's logits: no n_ubatch x n_vocab buffer
+        # Folio needs the last token's logits, or one row per draft token: never n_ubatch x n_vocab.
+        cp.n_outputs_max = params.n_outputs
+        cp.n_rs_seq = params.n_rs_seq
+        if params.mtp:
+            cp.ctx_type = L.LLAMA_CONTEXT_TYPE_MTP
         cp.n_threads = params.n_threads
         cp.n_threads_batch = params.n_threads
         cp.type_k = kv
@@ -266,11 +284,16 @@ class NativeContext:
         self.buffers = LOG.take_buffers()
         self.memory = L.llama_get_memory(self.ptr)
         self.n_ctx = int(L.llama_n_ctx(self.ptr))
+        # What llama.cpp granted: it keeps no rollback snapshots for architectures that cannot use them.
+        self.n_rs_seq = int(L.llama_n_rs_seq(self.ptr))
         self._batch = L.llama_batch_init(params.n_batch, 0, 1)
+        self._hidden_batch: Any = None  # tokens paired with hidden states (MTP contexts), made on first use
 
     # -- evaluation --------------------------------------------------------------------------------
-    def decode(self, tokens: list[int], pos0: int, *, want_logits: bool) -> int:
-        """Evaluate tokens at positions pos0.. (at most n_batch). Returns llama_decode's code."""
+    def decode(self, tokens: list[int], pos0: int, *, want_logits: bool, all_logits: bool = False) -> int:
+        """Evaluate tokens at positions pos0.. (at most n_batch). Returns llama_decode's code.
+
+        want_logits: the last token's logits; all_logits: every token's (at most n_outputs)."""
         L = lib()
         b = self._batch
         n = len(tokens)
@@ -279,18 +302,58 @@ class NativeContext:
             b.pos[i] = pos0 + i
             b.n_seq_id[i] = 1
             b.seq_id[i][0] = 0
-            b.logits[i] = 0
+            b.logits[i] = int(all_logits)
         if want_logits:
             b.logits[n - 1] = 1
         b.n_tokens = n
         return int(L.llama_decode(self.ptr, b))
 
-    def logits(self) -> Any:
-        """A copy of the last evaluated token's logits (numpy float32 array)."""
+    def logits(self, row: int = -1) -> Any:
+        """A copy of one evaluated token's logits (numpy float32 array); row -1 is the last one."""
         import numpy as np
 
-        ptr = lib().llama_get_logits_ith(self.ptr, -1)
+        ptr = lib().llama_get_logits_ith(self.ptr, row)
         return np.ctypeslib.as_array(ptr, shape=(self.model.n_vocab,)).copy()
+
+    def output_hidden(self, on: bool, *, every_token: bool) -> None:
+        """Make decodes also return the hidden state that feeds the output layer (what an MTP block
+        reads): of every token of the batch, or only of those that return logits."""
+        from llama_cpp import llama_cpp_ext
+
+        llama_cpp_ext.llama_set_embeddings_nextn(self.ptr, on, not every_token)
+
+    def hidden(self, row: int, n_rows: int = 1) -> Any:
+        """A copy of hidden-state rows of the last decode (n_rows x n_embd, float32)."""
+        import numpy as np
+        from llama_cpp import llama_cpp_ext
+
+        ptr = llama_cpp_ext.llama_get_embeddings_nextn_ith(self.ptr, row)
+        if not ptr:
+            raise EngineError("llama.cpp returned no hidden states")
+        return np.ctypeslib.as_array(ptr, shape=(n_rows, self.model.n_embd)).copy()
+
+    def decode_with_hidden(self, tokens: list[int], hidden: Any, pos0: int, *, logits_last: bool) -> int:
+        """Evaluate tokens, each paired with a hidden-state row (an MTP block's input), at pos0.."""
+        import numpy as np
+
+        L = lib()
+        n, n_embd = len(tokens), self.model.n_embd
+        if self._hidden_batch is None:
+            self._hidden_batch = L.llama_batch_init(self.params.n_batch, n_embd, 1)
+            self._hidden_tokens = (L.llama_token * self.params.n_batch)()
+            self._hidden_batch.token = self._hidden_tokens
+        b = self._hidden_batch
+        rows = np.ctypeslib.as_array(b.embd, shape=(self.params.n_batch, n_embd))
+        rows[:n] = hidden
+        for i, tok in enumerate(tokens):
+            b.token[i] = tok
+            b.pos[i] = pos0 + i
+            b.n_seq_id[i] = 1
+            b.seq_id[i][0] = 0
+            b.logits[i] = 0
+        b.logits[n - 1] = int(logits_last)
+        b.n_tokens = n
+        return int(L.llama_decode(self.ptr, b))
 
     # -- memory --------------------------------------------------------------------------------------
     def pos_max(self) -> int:
@@ -340,6 +403,10 @@ class NativeContext:
         L = lib()
         if self.ptr:
             L.llama_batch_free(self._batch)
+            if self._hidden_batch is not None:
+                self._hidden_batch.token = ctypes.POINTER(L.llama_token)()  # ours: llama.cpp must not free it
+                L.llama_batch_free(self._hidden_batch)
+                self._hidden_batch = None
             L.llama_free(self.ptr)
             self.ptr = None
 
@@ -363,6 +430,7 @@ class NativeSampler:
     ) -> None:
         L = lib()
         self.ptr = L.llama_sampler_chain_init(L.llama_sampler_chain_default_params())
+        self._grammar: Any = None  # owned by the chain
         add = L.llama_sampler_chain_add
         if grammar is not None:
             # First in the chain, over the whole vocabulary: a later stage could otherwise keep only
@@ -372,7 +440,9 @@ class NativeSampler:
                 L.llama_sampler_free(self.ptr)
                 raise EngineError("llama.cpp refused the answer format's grammar")
             add(self.ptr, rule)
-        if temperature <= 0:
+            self._grammar = rule
+        self._greedy = temperature <= 0
+        if self._greedy:
             add(self.ptr, L.llama_sampler_init_greedy())
             return
         # top-k first: the penalty then scans 20 candidates instead of a 248K vocabulary.
@@ -386,13 +456,51 @@ class NativeSampler:
         add(self.ptr, L.llama_sampler_init_temp(temperature))
         add(self.ptr, L.llama_sampler_init_dist(seed))
 
-    def sample(self, ctx: NativeContext) -> int:
-        return int(lib().llama_sampler_sample(self.ptr, ctx.ptr, -1))
+    def sample(self, ctx: NativeContext, row: int = -1) -> int:
+        """Draw from one row of logits through the whole chain, and record the token (penalties, grammar)."""
+        L = lib()
+        if self._greedy and self._grammar is not None:
+            # Greedy under a grammar: when the best token overall is allowed, it is also the best allowed
+            # one (the first of equals, as llama.cpp's greedy sampler picks). Checking that one token
+            # spares the grammar a pass over the whole vocabulary (~0.1 s per token at 150K tokens).
+            import numpy as np
+
+            logits = np.ctypeslib.as_array(L.llama_get_logits_ith(ctx.ptr, row), shape=(ctx.model.n_vocab,))
+            best = int(np.argmax(logits))
+            if self.grammar_allows([best]):
+                L.llama_sampler_accept(self.ptr, best)
+                return best
+        return int(L.llama_sampler_sample(self.ptr, ctx.ptr, row))
+
+    def grammar_allows(self, tokens: list[int]) -> int:
+        """How many of `tokens`, in order from the current state, the answer format's grammar accepts."""
+        if self._grammar is None or not tokens:
+            return len(tokens)
+        L = lib()
+        if len(tokens) == 1:  # applying the grammar changes nothing in it: no copy needed
+            return int(_grammar_takes(L, self._grammar, tokens[0]))
+        probe = L.llama_sampler_clone(self._grammar)  # the chain's own grammar state stays untouched
+        try:
+            for n, token in enumerate(tokens):
+                if not _grammar_takes(L, probe, token):
+                    return n
+                L.llama_sampler_accept(probe, token)
+            return len(tokens)
+        finally:
+            L.llama_sampler_free(probe)
 
     def close(self) -> None:
         if self.ptr:
             lib().llama_sampler_free(self.ptr)
             self.ptr = None
+
+
+def _grammar_takes(L: Any, grammar: Any, token: int) -> bool:
+    """Whether the grammar sampler, in its current state, lets `token` through."""
+    cell = L.llama_token_data(token, 0.0, 0.0)
+    candidates = L.llama_token_data_array(ctypes.pointer(cell), 1, -1, False)
+    L.llama_sampler_apply(grammar, ctypes.byref(candidates))
+    return bool(cell.logit != float("-inf"))
 
 
 def gpu_devices() -> list[tuple[str, int, int]]:

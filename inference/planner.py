@@ -4,10 +4,12 @@ Everything is computed from GGUF metadata (inference.gguf_facts) and the hardwar
 model is hard-coded except the published geometry of the Qwen3.5 tiers used for advice.
 
 The memory model follows what llama.cpp allocates (and logs) for one sequence:
-- weights: the tensors it loads (multi-token-prediction layers are skipped);
+- weights: the tensors it loads (multi-token-prediction layers only when they draft tokens);
 - KV cache: n_ctx (padded to 256) x every attention layer's K and V rows in the cache type;
-- recurrent state: conv + SSM/DeltaNet state of every recurrent layer, float32, independent of n_ctx;
-- output: one row of logits;
+- recurrent state: conv + SSM/DeltaNet state of every recurrent layer, float32, independent of n_ctx
+  (times 1 + the draft length when drafts must be taken back: one snapshot per checked token);
+- output: one row of logits (one per checked token when drafting);
+- drafting with MTP layers: a second context for them, with its own one-layer KV cache;
 - compute: the attention masks (n_ctx x n_ubatch, f16, one per attention kind) plus the largest
   set of per-token activations live at once (FFN, DeltaNet or attention layer) times n_ubatch.
   Its per-token coefficients were measured on llama.cpp's own graph reservation across Qwen3.5
@@ -102,6 +104,7 @@ class PlanRequest:
     context_cap: int = 0  # user's ceiling on n_ctx (0 = none)
     kv_type: str = "auto"  # or a forced f16 | q8_0 | q4_0
     threads: int = 0  # 0 = physical cores
+    draft_tokens: int = 0  # speculative decoding's longest draft (0 = off): more logits rows, snapshots, MTP
     headroom: bool = True  # room for follow-up questions without resizing the context
 
 
@@ -120,6 +123,7 @@ class Plan:
     budget: int
     reason: str = ""  # one plain line when it does not fit
     notes: tuple[str, ...] = field(default_factory=tuple)
+    draft_tokens: int = 0
 
     def engine_config(self, model_path: str, **rest: Any) -> EngineConfig:
         """The engine settings this plan chose, for that model; `rest` sets the other fields (or overrides)."""
@@ -131,6 +135,7 @@ class Plan:
             "kv_type": self.kv_type,
             "flash_attn": self.flash_attn,
             "n_gpu_layers": self.n_gpu_layers,
+            "draft_tokens": self.draft_tokens,
         }
         return EngineConfig(model_path, **{**chosen, **rest})
 
@@ -191,10 +196,21 @@ def estimate_memory(
     n_ubatch: int = N_BATCH,
     flash_attn: bool = True,
     n_gpu_layers: int = 0,
+    draft_tokens: int = 0,
 ) -> MemoryEstimate:
     weights = facts.tensor_bytes or facts.size_bytes
     kv = int(_pad(n_ctx, CTX_PAD) * kv_bytes_per_token(facts, kv_type))
     compute = compute_bytes(facts, n_ctx=n_ctx, n_ubatch=n_ubatch, flash_attn=flash_attn)
+    recurrent = recurrent_state_bytes(facts)
+    output = facts.vocab_size * 4 * (1 + draft_tokens)
+    if draft_tokens and (facts.is_hybrid or facts.is_recurrent):
+        recurrent *= 1 + min(draft_tokens, n_ubatch - 2)
+    if draft_tokens and facts.has_mtp:
+        mtp = mtp_memory(facts, n_ctx=n_ctx, kv_type=kv_type, n_ubatch=n_ubatch)
+        weights += facts.mtp_tensor_bytes
+        kv += mtp.kv
+        compute += mtp.compute
+        output += mtp.output
     gpu = 0
     if n_gpu_layers > 0:
         share = min(n_gpu_layers, facts.n_layer) / max(facts.n_layer, 1)
@@ -202,13 +218,31 @@ def estimate_memory(
     return MemoryEstimate(
         weights=weights,
         kv=kv,
-        recurrent=recurrent_state_bytes(facts),
-        output=facts.vocab_size * 4,
+        recurrent=recurrent,
+        output=output,
         compute=compute,
         vocab=vocab_bytes(facts),
         runtime=RUNTIME_OVERHEAD,
         gpu=gpu,
     )
+
+
+@dataclass(frozen=True)
+class _MtpMemory:
+    kv: int
+    compute: int
+    output: int
+
+
+def mtp_memory(facts: ModelFacts, *, n_ctx: int, kv_type: str, n_ubatch: int) -> _MtpMemory:
+    """The MTP context: KV rows for the MTP layer(s) only, one logits row, and the hidden states the main
+    context hands it (one row per token of a batch)."""
+    layer_kv = facts.head_count_kv * (facts.key_length + facts.value_length) * KV_BYTES_PER_ELEMENT[kv_type]
+    kv = int(_pad(n_ctx, CTX_PAD) * layer_kv * facts.nextn_predict_layers)
+    masks = _pad(n_ctx, CTX_PAD) * n_ubatch * 2
+    compute = masks + n_ubatch * 4 * (_activations_per_token(facts) + 128) + 128 * 1024
+    output = facts.vocab_size * 4 + facts.embedding_length * 4 * N_BATCH
+    return _MtpMemory(kv, compute, output)
 
 
 # -- planning ------------------------------------------------------------------------------------------
@@ -232,8 +266,13 @@ def plan(facts: ModelFacts, hardware: Hardware, request: PlanRequest) -> Plan:
         for n_ctx in dict.fromkeys(sizes):  # with headroom first, then just enough
             for kv in kv_types:
                 gpu_layers = _gpu_layers(facts, hardware, n_ctx, kv)
-                memory = estimate_memory(facts, n_ctx=n_ctx, kv_type=kv, n_gpu_layers=gpu_layers)
-                candidate = Plan(True, n_ctx, needed, kv, True, N_BATCH, N_BATCH, threads, gpu_layers, memory, budget)
+                memory = estimate_memory(
+                    facts, n_ctx=n_ctx, kv_type=kv, n_gpu_layers=gpu_layers, draft_tokens=request.draft_tokens
+                )
+                candidate = Plan(
+                    True, n_ctx, needed, kv, True, N_BATCH, N_BATCH, threads, gpu_layers, memory, budget,
+                    draft_tokens=request.draft_tokens,
+                )  # fmt: skip
                 if memory.ram <= budget:
                     best = candidate
                     break
@@ -250,7 +289,7 @@ def plan(facts: ModelFacts, hardware: Hardware, request: PlanRequest) -> Plan:
         return dataclasses.replace(best, notes=tuple(notes))
     kv = kv_types[-1]
     n_ctx = min(_pad(max(needed, MIN_CONTEXT), 1024), max(ceiling, 1))
-    memory = estimate_memory(facts, n_ctx=n_ctx, kv_type=kv)
+    memory = estimate_memory(facts, n_ctx=n_ctx, kv_type=kv, draft_tokens=request.draft_tokens)
     if needed > ceiling:
         what = "your context limit" if request.context_cap and request.context_cap < facts.context_length else "model"
         reason = (
@@ -265,10 +304,14 @@ def plan(facts: ModelFacts, hardware: Hardware, request: PlanRequest) -> Plan:
     return Plan(False, n_ctx, needed, kv, True, N_BATCH, N_BATCH, threads, 0, memory, budget, reason)
 
 
-def max_context(facts: ModelFacts, hardware: Hardware, kv_type: str = "q4_0") -> int:
+def max_context(facts: ModelFacts, hardware: Hardware, kv_type: str = "q4_0", draft_tokens: int = 0) -> int:
     """The longest context this machine can hold for the model (at the given KV type)."""
-    fixed = estimate_memory(facts, n_ctx=0, kv_type=kv_type).ram
+    fixed = estimate_memory(facts, n_ctx=0, kv_type=kv_type, draft_tokens=draft_tokens).ram
     per_token = kv_bytes_per_token(facts, kv_type) + _mask_bytes_per_token(facts)
+    if draft_tokens and facts.has_mtp:  # the MTP context's cache and mask grow with the context too
+        mtp_growth = mtp_memory(facts, n_ctx=CTX_PAD, kv_type=kv_type, n_ubatch=N_BATCH)
+        empty = mtp_memory(facts, n_ctx=0, kv_type=kv_type, n_ubatch=N_BATCH)
+        per_token += (mtp_growth.kv + mtp_growth.compute - empty.kv - empty.compute) / CTX_PAD
     if per_token <= 0:
         return facts.context_length
     room = (hardware.ram_budget - fixed) / per_token

@@ -9,7 +9,8 @@ from ingest.document import Page, Segment
 from ingest.errors import CorruptFile, TooLarge
 from ingest.image_size import image_sizes
 from ingest.limits import Limits
-from ingest.ocr import OcrSupport, ocr_support
+from ingest.ocr import OcrEngine
+from ingest.progress import ProgressFn, Ticker
 from ingest.scanned import scanned_page, work_scale
 
 if TYPE_CHECKING:
@@ -32,8 +33,9 @@ def check_sizes(path: Path, sizes: list[tuple[int, int]], limits: Limits) -> Non
             )
 
 
-def read_image_file(path: Path, *, limits: Limits, ocr: OcrSupport | None = None) -> tuple[list[Page], list[Segment]]:
-    ocr = ocr if ocr is not None else ocr_support()
+def read_image_file(
+    path: Path, *, limits: Limits, ocr: OcrEngine | None, progress: ProgressFn | None = None
+) -> tuple[list[Page], list[Segment]]:
     sizes = image_sizes(path)
     check_sizes(path, sizes, limits)  # before a single pixel is decoded
     data = path.read_bytes()
@@ -42,6 +44,7 @@ def read_image_file(path: Path, *, limits: Limits, ocr: OcrSupport | None = None
         raise CorruptFile(f"{path.name}: the JPEG is truncated (its end marker is missing)")
     pages: list[Page] = []
     segments: list[Segment] = []
+    ticker = Ticker(progress, len(sizes))
     for number in range(1, len(sizes) + 1):
         image = _decode(data, number - 1, len(sizes), path)
         height, width = image.shape[:2]
@@ -51,6 +54,7 @@ def read_image_file(path: Path, *, limits: Limits, ocr: OcrSupport | None = None
         )
         pages.append(page)
         segments.extend(page_segments)
+        ticker.page_done(number, f"page {number} of {len(sizes)}")
     return pages, segments
 
 
@@ -74,7 +78,7 @@ def _decode(data: bytes, index: int, count: int, path: Path) -> Image:
     return image
 
 
-def _to_work_size(image: Image, limits: Limits, ocr: OcrSupport) -> Image:
+def _to_work_size(image: Image, limits: Limits, ocr: OcrEngine | None) -> Image:
     import cv2
 
     height, width = image.shape[:2]

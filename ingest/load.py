@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from ingest.document import Document
-from ingest.errors import EmptyDocument, IngestError, TooLarge, UnsupportedFile
+from ingest.errors import CorruptFile, EmptyDocument, IngestError, PasswordRequired, TooLarge, UnsupportedFile
 from ingest.limits import Limits
-from ingest.sniff import sniff
+from ingest.ocr import OcrOptions
+from ingest.ocr_engines import ocr_engine
+from ingest.progress import ProgressFn
+from ingest.sniff import ENCRYPTED_OFFICE, sniff
 
-__all__ = ["Limits", "check_readable", "file_sha256", "load"]
+__all__ = ["Limits", "OcrOptions", "check_readable", "file_sha256", "load"]
 
 
 def file_sha256(path: Path) -> str:
@@ -41,7 +45,18 @@ def check_readable(path: Path, limits: Limits) -> int:
     return size
 
 
-def load(path: str | Path, *, password: str | None = None, limits: Limits | None = None) -> Document:
+def load(
+    path: str | Path,
+    *,
+    password: str | None = None,
+    limits: Limits | None = None,
+    ocr: OcrOptions | None = None,
+    progress: ProgressFn | None = None,
+) -> Document:
+    """Read a file into a Document, or raise IngestError with one plain line saying why not.
+
+    `ocr` chooses the OCR engine for scanned pages and images (default: rapidocr); `progress` hears
+    about each page read, from the thread or process doing the reading."""
     limits = limits or Limits()
     source = Path(path).expanduser().resolve()
     size = check_readable(source, limits)
@@ -53,8 +68,17 @@ def load(path: str | Path, *, password: str | None = None, limits: Limits | None
     document = Document(
         kind="pdf", title=source.stem, sha256=sha256, source_path=str(source), size_bytes=size, mime=kind.mime
     )
+    if kind.family == "damaged":
+        raise CorruptFile(f"{source.name}: the file is damaged and cannot be read (it is {_article(kind.name)})")
+    if kind == ENCRYPTED_OFFICE:
+        raise PasswordRequired(
+            f"{source.name}: the Office file is protected with a password; Folio cannot open encrypted Office "
+            "files (save an unprotected copy, or a PDF)",
+            path=str(source),
+        )
+    options = _Options(password, limits, ocr or OcrOptions(), progress)
     try:
-        _read_into(document, source, kind.family, password, limits)
+        _read_into(document, source, kind.family, options)
     except IngestError as exc:
         exc.path = exc.path or str(source)
         raise
@@ -69,18 +93,31 @@ def load(path: str | Path, *, password: str | None = None, limits: Limits | None
     return document
 
 
-def _read_into(document: Document, source: Path, family: str, password: str | None, limits: Limits) -> None:
+@dataclass(frozen=True)
+class _Options:
+    password: str | None
+    limits: Limits
+    ocr: OcrOptions
+    progress: ProgressFn | None
+
+
+def _read_into(document: Document, source: Path, family: str, options: _Options) -> None:
+    limits = options.limits
     if family == "pdf":
         from ingest.pdf import read_pdf
 
-        content = read_pdf(source, password=password, limits=limits)
+        engine = ocr_engine(options.ocr)
+        content = read_pdf(source, password=options.password, limits=limits, ocr=engine, progress=options.progress)
         document.pages, document.segments, document.metadata = content.pages, content.segments, content.metadata
         document.title = content.metadata.get("title") or source.stem
     elif family == "image":
         from ingest.images import read_image_file
 
         document.kind = "image"
-        document.pages, document.segments = read_image_file(source, limits=limits)
+        engine = ocr_engine(options.ocr)
+        document.pages, document.segments = read_image_file(
+            source, limits=limits, ocr=engine, progress=options.progress
+        )
     elif family == "video":
         from ingest.video import read_video
 
@@ -98,6 +135,26 @@ def _read_into(document: Document, source: Path, family: str, password: str | No
             "codec": video.info.codec,
             "keyframe_scan": video.strategy,
         }
+    elif family == "word":
+        from ingest.word import read_docx
+
+        document.kind = "word"
+        read_docx(source, document, limits=limits)
+    elif family == "text":
+        from ingest.text import read_text_file
+
+        document.kind = "text"
+        read_text_file(source, document, limits=limits)
+    elif family in ("email", "msg"):
+        from ingest.email_read import read_email
+
+        document.kind = "email"
+
+        def load_attachment(path: Path) -> Document:
+            # Attachments are read like any file (a scanned PDF is OCR'd), but without their own progress.
+            return load(path, limits=limits, ocr=options.ocr)
+
+        read_email(source, document, outlook=family == "msg", limits=limits, load_attachment=load_attachment)
 
 
 def _article(name: str) -> str:

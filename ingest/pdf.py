@@ -11,7 +11,8 @@ from ingest.document import Anchor, Page, Segment
 from ingest.errors import CorruptFile, EmptyDocument, IngestError, PasswordRequired, TooLarge
 from ingest.headers import BlockPlace, running_blocks
 from ingest.limits import Limits
-from ingest.ocr import OcrSupport, ocr_support
+from ingest.ocr import OcrEngine
+from ingest.progress import ProgressFn, Ticker
 from ingest.scanned import LayerText, scanned_page, work_scale
 from ingest.tables import find_tables
 
@@ -56,8 +57,9 @@ def open_pdf(path: Path, password: str | None) -> Any:
     return doc
 
 
-def read_pdf(path: Path, *, password: str | None, limits: Limits, ocr: OcrSupport | None = None) -> PdfContent:
-    ocr = ocr if ocr is not None else ocr_support()
+def read_pdf(
+    path: Path, *, password: str | None, limits: Limits, ocr: OcrEngine | None, progress: ProgressFn | None = None
+) -> PdfContent:
     doc = open_pdf(path, password)
     try:
         try:
@@ -69,10 +71,12 @@ def read_pdf(path: Path, *, password: str | None, limits: Limits, ocr: OcrSuppor
         if count > limits.max_pages:
             raise TooLarge(f"{path.name}: {count} pages is over the limit of {limits.max_pages} pages")
         read: list[_TextPage | tuple[Page, list[Segment]]] = []
+        ticker = Ticker(progress, count)
         for index in range(count):
             try:
                 page = doc.load_page(index)
                 read.append(_read_page(page, index + 1, limits, ocr, path.name))
+                ticker.page_done(index + 1, f"page {index + 1} of {count}")
             except IngestError:
                 raise
             except Exception as exc:
@@ -133,7 +137,7 @@ def _merge_tables(blocks: list[Segment], tables: list[Segment]) -> list[Segment]
 
 
 def _read_page(
-    page: Any, number: int, limits: Limits, ocr: OcrSupport, name: str
+    page: Any, number: int, limits: Limits, ocr: OcrEngine | None, name: str
 ) -> _TextPage | tuple[Page, list[Segment]]:
     label = page.get_label() or str(number)
     rect = page.rect
@@ -173,7 +177,7 @@ def _scanned_pdf_page(
     number: int,
     label: str,
     limits: Limits,
-    ocr: OcrSupport,
+    ocr: OcrEngine | None,
     blocks: list[tuple[tuple[float, float, float, float], str]],
 ) -> tuple[Page, list[Segment]]:
     import cv2

@@ -3,7 +3,8 @@
 A throw-away FOLIO_HOME; a generated contract is added the way a drop adds it, the starter model
 answers a question, then: an answer whose sentences got every verdict is shown and a wrong-page
 sentence's mark is clicked (the supporting clause highlighted on its real page), an unsupported
-sentence's mark is hovered, the library is searched, and a generated video clip is opened at a cited time.
+sentence's mark is hovered, the library is searched, a generated video clip is opened at a cited time,
+and an extraction table is shown with sample answers (grounded for real) and two review decisions.
 The demo model rarely cites, so the cited answer is stored through app/ like any answer and says
 so in its model line. Saves PNGs to docs/screenshots/.
 """
@@ -41,7 +42,8 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication, QToolTip
 
     from app.context import open_app
-    from tests.fixtures.answers import anchor_point, store_cited_answer
+    from app.extraction_review import review_cell
+    from tests.fixtures.answers import anchor_point, store_cited_answer, store_sample_cells
     from tests.fixtures.media import make_video
     from tests.fixtures.pdfs import make_contract_pdf
     from ui.main_window import MainWindow
@@ -139,6 +141,23 @@ def main() -> int:
     window.open_citation(cited)
     wait(lambda: window.viewer.strip.currentRow() >= 0)
     save("video.png")
+
+    # 5. An extraction table: each cell's value, what was checked and where; reviewers' decisions.
+    run = store_sample_cells(ctx, doc.id)
+    review_cell(ctx, run, doc.id, "parties", "accepted")
+    review_cell(ctx, run, doc.id, "expiration_date", "corrected", "March 3, 2027")
+    view = window.work_menu.show_table(run)
+    assert view is not None
+    dialog = view.window()
+    dialog.resize(1380, 300)
+    for column in range(view.model.columnCount()):
+        view.view.setColumnWidth(column, 190)
+    view.view.resizeRowsToContents()
+    view.view.setCurrentIndex(view.model.index(0, 1))
+    pause(400)
+    QApplication.primaryScreen().grabWindow(0).copy(dialog.frameGeometry()).save(str(OUT / "extraction.png"))
+    print(f"saved {OUT / 'extraction.png'}")
+    dialog.close()
 
     window.close()
     ctx.close()

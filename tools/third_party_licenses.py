@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OWN_DISTRIBUTIONS = {"folio"}
-LICENSE_FILE = re.compile(r"(^|/)(LICEN[CS]E|COPYING|NOTICE|AUTHORS)[^/]*$", re.IGNORECASE)
+LICENSE_FILE = re.compile(r"(^|/)((MODEL_)?LICEN[CS]E|COPYING|NOTICE|AUTHORS)[^/]*$", re.IGNORECASE)
 # Licence texts for what the wheels do not carry themselves (paths relative to the checkout).
 EXTRA_TEXTS = {
     "pyside6-essentials": ["packaging/licenses/LGPL-3.0.txt", "packaging/licenses/GPL-3.0.txt"],
@@ -34,6 +34,10 @@ NOTES = {
     "libraries in the app folder and may be replaced. Qt's source is available from qt.io; the LGPL refers to "
     "the GNU GPL v3, which follows.",
     "pymupdf": "PyMuPDF and MuPDF are used under the GNU AGPL v3, which is why Folio itself is AGPL-3.0-or-later.",
+    "rapidocr": "The OCR models inside (PP-OCRv6 text detection and recognition) are PaddleOCR's, by Baidu and "
+    "the PaddleOCR authors, redistributed by RapidOCR under the Apache License 2.0; see MODEL_LICENSES.md below.",
+    "extract-msg": "extract-msg is used under the GNU GPL v3; section 13 of the GPL v3 and of the GNU AGPL v3 "
+    "allows combining it with Folio's AGPL-licensed code.",
 }
 
 

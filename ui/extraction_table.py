@@ -1,23 +1,59 @@
-"""The documents x fields table of an extraction run; activating a cell asks to open its evidence."""
+"""The documents x fields table of an extraction run.
+
+Each cell shows its value and, under it, what was checked (the grounding verdict and page) and any
+reviewer's decision. Activating a cell asks to open its passage; the buttons (and the context menu)
+ask to accept, correct or reject it. The view only asks (signals): its owner writes the decision
+(app.extraction_review) and gives it the table again.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import QAbstractItemView, QLabel, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QMenu,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.export import cell_status
-from app.extraction import Cell, ExtractionTable
+from app.extraction import ExtractionTable
+from app.extraction_cells import ADDED, QUOTED, SUPPORTED, UNSUPPORTED, VERDICTS, WRONG_PAGE, Cell
+from app.extraction_review import ACCEPTED, CLEARED, CORRECTED, REJECTED, Review
+from app.verdicts import GLYPHS
 from ui.safe_text import plain_tooltip
 
 COLORS = {
-    "unverified": QColor("#f8d7da"),
-    "verified (fuzzy)": QColor("#fff3cd"),
-    "not found": QColor("#e9ecef"),
+    "bad": QColor("#f8d7da"),  # unsupported, or no usable answer
+    "elsewhere": QColor("#fff3cd"),  # supported without the quote, wrong page, page added by Folio
+    "missing": QColor("#e9ecef"),  # not stated / absent
+    "reviewed": QColor("#d1e7dd"),  # accepted or corrected by a reviewer
 }
+MARKS = {v: GLYPHS[v] for v in VERDICTS}  # the chat's marks for the same verdicts
 _Index = QModelIndex | QPersistentModelIndex
+
+
+def check_line(cell: Cell) -> str:
+    """The second line of a cell with a value: what was checked, and where ('' for a cell without one:
+    its first line already says 'not stated', 'No' or 'no answer')."""
+    if not cell.found:
+        return ""
+    where = f" {cell.anchor_text.strip('[]')}" if cell.anchor_text else ""
+    return f"{MARKS.get(cell.verdict, '?')} {cell_status(cell)}{where}"
+
+
+def review_line(review: Review | None) -> str:
+    if review is None:
+        return ""
+    return {ACCEPTED: "✔ accepted", CORRECTED: "✎ corrected", REJECTED: "✗ rejected"}.get(review.decision, "")
 
 
 class ExtractionTableModel(QAbstractTableModel):
@@ -42,21 +78,58 @@ class ExtractionTableModel(QAbstractTableModel):
         doc = self.table.documents[index.row()]
         return self.table.cell(doc.id, self.table.fields[index.column()].key)
 
+    def review_at(self, index: _Index) -> Review | None:
+        if self.table is None or not index.isValid():
+            return None
+        doc = self.table.documents[index.row()]
+        return self.table.review(doc.id, self.table.fields[index.column()].key)
+
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if self.table is None or not index.isValid():
             return None
         cell = self.cell_at(index)
-        status = cell_status(cell)
+        review = self.review_at(index)
         if role == Qt.ItemDataRole.DisplayRole:
-            return cell.display if cell else "…"
-        if role == Qt.ItemDataRole.ToolTipRole and cell is not None and cell.found:
-            flags = f"\nflags: {', '.join(cell.flags)}" if cell.flags else ""
-            return plain_tooltip(f'"{cell.quote}" {cell.anchor_text}\n{status}{flags}')  # the quote is model output
+            if cell is None:
+                return "…"
+            value = review.final_value(cell.display) if review else cell.display
+            if review is not None and review.decision == REJECTED:
+                value = f"({cell.display})"
+            lines = [value, check_line(cell), review_line(review)]
+            return "\n".join(line for line in lines if line)
+        if role == Qt.ItemDataRole.ToolTipRole and cell is not None:
+            return plain_tooltip(self._tooltip(cell, review))  # the quote is model output
         if role == Qt.ItemDataRole.BackgroundRole:
-            if cell is not None and cell.found and cell.flags:
-                return QBrush(COLORS["unverified"])
-            color = COLORS.get(status)
-            return QBrush(color) if color else None
+            return self._background(cell, review)
+        return None
+
+    @staticmethod
+    def _tooltip(cell: Cell, review: Review | None) -> str:
+        parts = []
+        if cell.quote:
+            parts.append(f'"{cell.quote}" (cited: {cell.cited or "nothing"})')
+        parts.append(check_line(cell) or cell_status(cell))
+        if cell.found and not cell.verified and cell.quote:
+            parts.append("the quoted words are not in the document")
+        if cell.flags:
+            parts.append(f"flags: {', '.join(cell.flags)}")
+        if review is not None:
+            extra = f": {review.value}" if review.decision == CORRECTED else ""
+            parts.append(f"{review.decision} by {review.reviewer} {review.at}{extra}; the model said: {cell.display}")
+        return "\n".join(parts)
+
+    @staticmethod
+    def _background(cell: Cell | None, review: Review | None) -> QBrush | None:
+        if cell is None:
+            return None
+        if review is not None:
+            return QBrush(COLORS["bad" if review.decision == REJECTED else "reviewed"])
+        if not cell.found:
+            return QBrush(COLORS["bad" if cell.flags and cell_status(cell) == "no answer" else "missing"])
+        if cell.verdict == UNSUPPORTED:
+            return QBrush(COLORS["bad"])
+        if cell.verdict in (SUPPORTED, WRONG_PAGE, ADDED):
+            return QBrush(COLORS["elsewhere"])
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -64,7 +137,8 @@ class ExtractionTableModel(QAbstractTableModel):
             return None
         if role == Qt.ItemDataRole.DisplayRole:
             if orientation == Qt.Orientation.Horizontal:
-                return self.table.fields[section].name
+                f = self.table.fields[section]
+                return f"{f.name} (yes/no)" if f.yes_no else f.name
             return self.table.documents[section].title
         if role == Qt.ItemDataRole.ToolTipRole:
             if orientation == Qt.Orientation.Horizontal:
@@ -75,9 +149,11 @@ class ExtractionTableModel(QAbstractTableModel):
 
 
 class ExtractionTableView(QWidget):
-    """Emits evidence_requested(run_id, document_id, field_key) when a found cell is activated."""
+    """evidence_requested(run_id, document_id, field_key): a cell with a value was activated.
+    review_requested(run_id, document_id, field_key, decision, value): a reviewer decided."""
 
     evidence_requested = Signal(int, int, str)
+    review_requested = Signal(int, int, str, str, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -90,20 +166,93 @@ class ExtractionTableView(QWidget):
         self.view.setWordWrap(True)
         self.view.activated.connect(self._activated)
         self.view.doubleClicked.connect(self._activated)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._menu)
+        self.buttons: dict[str, QPushButton] = {}
+        row = QHBoxLayout()
+        for key, text, tip in (
+            ("open", "Open passage", "Open the page with the supporting passage marked (or double-click the cell)"),
+            (ACCEPTED, "Accept", "The answer is right"),
+            (CORRECTED, "Correct…", "Give the right value; the model's answer is kept beside it"),
+            (REJECTED, "Reject", "The answer is wrong and there is no value to give"),
+            (CLEARED, "Clear review", "Take the decision back"),
+        ):
+            button = QPushButton(text)
+            button.setToolTip(tip)
+            button.clicked.connect(lambda _checked=False, k=key: self.act(k))
+            row.addWidget(button)
+            self.buttons[key] = button
+        row.addStretch(1)
+        self.view.selectionModel().currentChanged.connect(lambda *_: self._update_buttons())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.caption)
         layout.addWidget(self.view)
+        layout.addLayout(row)
+        self._update_buttons()
 
     def set_table(self, table: ExtractionTable) -> None:
+        current = self.view.currentIndex()
         self.model.set_table(table)
+        if current.isValid():
+            self.view.setCurrentIndex(self.model.index(current.row(), current.column()))
+        self.view.resizeRowsToContents()
         run = table.run
-        found = sum(1 for c in table.cells.values() if c.found)
-        flagged = sum(1 for c in table.cells.values() if c.found and (c.flags or not c.verified))
+        cells = list(table.cells.values())
+        found = [c for c in cells if c.found]
+        checked = sum(1 for c in found if c.verdict in (QUOTED, SUPPORTED))
+        elsewhere = sum(1 for c in found if c.verdict in (WRONG_PAGE, ADDED))
+        unsupported = sum(1 for c in found if c.verdict == UNSUPPORTED)
         self.caption.setText(
-            f"Run {run.id}: {run.template.name} v{run.template.version} - {run.model} - "
-            f"{found} found, {flagged} flagged"
+            f"Run {run.id}: {run.template.name} v{run.template.version} - {run.model} - {len(found)} of "
+            f"{len(cells)} with a value: {checked} quoted or supported, {elsewhere} on another page, "
+            f"{unsupported} unsupported; {len(table.reviews)} reviewed"
         )
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        index = self.view.currentIndex()
+        cell = self.model.cell_at(index)
+        review = self.model.review_at(index)
+        for key, button in self.buttons.items():
+            if key == "open":
+                button.setEnabled(cell is not None and cell.found)
+            elif key == CLEARED:
+                button.setEnabled(review is not None)
+            else:
+                button.setEnabled(cell is not None)
+
+    def _menu(self, pos: QPoint) -> None:
+        index = self.view.indexAt(pos)
+        if not index.isValid():
+            return
+        self.view.setCurrentIndex(index)
+        menu = QMenu(self)
+        for key, button in self.buttons.items():
+            action = menu.addAction(button.text())
+            action.setEnabled(button.isEnabled())
+            action.triggered.connect(lambda _checked=False, k=key: self.act(k))
+        menu.popup(self.view.viewport().mapToGlobal(pos))
+
+    def act(self, key: str) -> None:
+        """Open the current cell's passage, or record a decision on it (asks for the value to correct)."""
+        index = self.view.currentIndex()
+        cell = self.model.cell_at(index)
+        table = self.model.table
+        if cell is None or table is None:
+            return
+        if key == "open":
+            self._activated(index)
+            return
+        value = ""
+        if key == CORRECTED:
+            review = self.model.review_at(index)
+            field = table.fields[index.column()]
+            current = review.value if review is not None and review.decision == CORRECTED else cell.display
+            value, ok = QInputDialog.getText(self, "Correct the value", f"{field.name}:", text=current)
+            if not ok or not value.strip():
+                return
+        self.review_requested.emit(table.run.id, cell.document_id, cell.field_key, key, value)
 
     def _activated(self, index: QModelIndex) -> None:
         cell = self.model.cell_at(index)

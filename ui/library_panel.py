@@ -24,24 +24,54 @@ from app.errors import USER_ERRORS, one_line
 from app.library import DocumentRow
 from app.passages import query_terms
 from app.search import Search, SearchHit
+from ingest.document import FLOWING_KINDS
+from ingest.progress import ReadProgress
 from ui.safe_text import plain_tooltip
 
-KIND_ICONS = {"pdf": "📄", "image": "🖼", "video": "🎞"}
+KIND_ICONS = {"pdf": "📄", "image": "🖼", "video": "🎞", "word": "📝", "text": "📃", "email": "✉"}
 FAILED_ICON = "⚠"
 FAILED_COLOR = QColor("#b91c1c")
 SEARCH_DELAY_MS = 250
+PROGRESS_STEPS = 100  # per file, so the bar also moves while one long scan is read
 ROLE_FAILED = Qt.ItemDataRole.UserRole + 1
 
 
-def describe(doc: DocumentRow) -> str:
+def describe(doc: DocumentRow, attachment: int | None = None) -> str:
+    """Two lines for the list; an e-mail's attachment is indented under it with its number."""
     is_clip = doc.kind == "video" and doc.duration_s is not None
     if is_clip:
         minutes, seconds = divmod(round(doc.duration_s or 0), 60)
         extent = f"{minutes}:{seconds:02d} min"
+    elif doc.kind in FLOWING_KINDS:
+        extent = f"{doc.page_count} ¶"
     else:
         extent = f"{doc.page_count} p."
     status = "" if doc.status == "ready" else f" · {doc.status}"
-    return f"{KIND_ICONS.get(doc.kind, '•')} {doc.title}\n    {extent} · ~{doc.token_estimate:,} tokens{status}"
+    icon = KIND_ICONS.get(doc.kind, "•")
+    indent = "        " if attachment is not None else ""
+    first = f"📎 attachment {attachment} · {icon} {doc.title}" if attachment is not None else f"{icon} {doc.title}"
+    return f"{indent}{first}\n{indent}    {extent} · ~{doc.token_estimate:,} tokens{status}"
+
+
+def in_reading_order(
+    documents: list[DocumentRow], places: dict[int, tuple[int, int]]
+) -> list[tuple[DocumentRow, int | None]]:
+    """Documents in the order given, each e-mail followed by its attachments (with their numbers);
+    an attachment whose e-mail is not listed stands on its own."""
+    listed = {d.id for d in documents}
+    under: dict[int, list[tuple[int, DocumentRow]]] = {}
+    for doc in documents:
+        place = places.get(doc.id)
+        if place is not None and place[0] in listed and place[0] != doc.id:
+            under.setdefault(place[0], []).append((place[1], doc))
+    out: list[tuple[DocumentRow, int | None]] = []
+    nested = {doc.id for children in under.values() for _, doc in children}
+    for doc in documents:
+        if doc.id in nested:
+            continue
+        out.append((doc, None))
+        out += [(child, position) for position, child in sorted(under.get(doc.id, []), key=lambda pc: pc[0])]
+    return out
 
 
 class LibraryPanel(QWidget):
@@ -121,14 +151,20 @@ class LibraryPanel(QWidget):
         QShortcut(QKeySequence.StandardKey.Delete, self.list, self.dismiss_failed)
 
     # -- documents -------------------------------------------------------------------------------
-    def set_documents(self, documents: list[DocumentRow], select: int | None = None) -> None:
+    def set_documents(
+        self,
+        documents: list[DocumentRow],
+        select: int | None = None,
+        attachments: dict[int, tuple[int, int]] | None = None,
+    ) -> None:
+        """`attachments`: document id -> (e-mail id, attachment number), to list them under their e-mail."""
         selected = set(self.selected_ids()) if select is None else {select}
         current = self.current_id() if select is None else select
         failed = self.failed_items()
         self.list.blockSignals(True)
         self.list.clear()
-        for doc in documents:
-            item = QListWidgetItem(describe(doc))
+        for doc, attachment in in_reading_order(documents, attachments or {}):
+            item = QListWidgetItem(describe(doc, attachment))
             item.setData(Qt.ItemDataRole.UserRole, doc.id)
             item.setToolTip(plain_tooltip(f"{doc.source_path}\nsha256 {doc.sha256}"))
             self.list.addItem(item)
@@ -210,11 +246,14 @@ class LibraryPanel(QWidget):
             self.current_changed.emit(current)
 
     # -- adding progress ---------------------------------------------------------------------------
-    def show_progress(self, index: int, total: int, name: str) -> None:
+    def show_progress(self, index: int, total: int, name: str, pages: ReadProgress | None = None) -> None:
+        """Files done so far, and within the file being read the pages done (a scan's OCR takes a while)."""
         self.progress_row.setVisible(True)
-        self.progress.setMaximum(total)
-        self.progress.setValue(index)
-        self.progress.setFormat(f"Adding {index + 1} of {total}: {name}")
+        self.progress.setMaximum(total * PROGRESS_STEPS)
+        within = round(PROGRESS_STEPS * pages.done / pages.total) if pages is not None and pages.total else 0
+        self.progress.setValue(index * PROGRESS_STEPS + within)
+        detail = f", {pages.step}" if pages is not None else ""
+        self.progress.setFormat(f"Adding {index + 1} of {total}: {name}{detail}")
 
     def hide_progress(self) -> None:
         self.progress_row.setVisible(False)

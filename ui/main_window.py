@@ -98,6 +98,7 @@ class MainWindow(QMainWindow):
         self.library.add_requested.connect(self.open_files)
         self.library.selection_changed.connect(self._on_selection)
         self.library.current_changed.connect(self._on_current_document)
+        self.viewer.document_opened.connect(self.library.select)
         self.library.cancel_requested.connect(self.ingest_worker.cancel)
         self.library.hit_activated.connect(self.open_hit)
         self.conversation_list.conversation_chosen.connect(self._on_conversation_chosen)
@@ -158,7 +159,9 @@ class MainWindow(QMainWindow):
 
     # -- library -------------------------------------------------------------------------------
     def refresh_library(self, select: int | None = None) -> None:
-        self.library.set_documents(self.ctx.library.all(), select=select)
+        self.library.set_documents(
+            self.ctx.library.all(), select=select, attachments=self.ctx.library.attachment_places()
+        )
 
     def open_files(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Add documents", str(Path.home()), FILE_FILTER)
@@ -214,12 +217,14 @@ class MainWindow(QMainWindow):
             QMetaObject.invokeMethod(self.chat_worker, "shutdown", Qt.ConnectionType.QueuedConnection)
 
     def _on_ingest_progress(self, progress: IngestProgress) -> None:
-        if progress.index == 0:
+        if progress.index == 0 and progress.pages is None:
             self._batch_added = 0
             self._batch_failures = []
         name = Path(progress.path).name
-        self.library.show_progress(progress.index, progress.total, name)
-        self.statusBar().showMessage(f"Adding {progress.index + 1} of {progress.total}: {name}")
+        pages = progress.pages
+        self.library.show_progress(progress.index, progress.total, name, pages)
+        detail = f" ({pages.step})" if pages is not None else ""
+        self.statusBar().showMessage(f"Adding {progress.index + 1} of {progress.total}: {name}{detail}")
 
     def _on_ingest_finished(self) -> None:
         self.library.hide_progress()
@@ -489,7 +494,7 @@ class MainWindow(QMainWindow):
         template = store.get(template_key)
         dialog = ExtractionRunDialog(self.ctx, template.name, len(ids), self)
         dialog.cancel_requested.connect(self.stop)
-        dialog.table.evidence_requested.connect(self.work_menu.open_evidence)
+        self.work_menu.connect_table(dialog.table)
         self.extraction = dialog
         dialog.show()
         self._start_job("extract")

@@ -1,5 +1,6 @@
-"""Settings: answers (thinking), the engine (context cap, KV cache, threads), the model server, where the
-data lives, and clearing caches. Values are checked by app.settings before they are saved (atomically)."""
+"""Settings: answers (thinking, drafted tokens), the engine (context cap, KV cache, threads), the model
+server, how scanned pages are read (OCR engine and language), where the data lives, and clearing caches.
+Values are checked by app.settings before they are saved (atomically)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from app.context import AppContext
 from app.engines import remote_config
 from app.errors import USER_ERRORS, FolioError, one_line
 from app.server_check import check_server
-from app.settings import Settings
+from app.settings import MAX_DRAFT_TOKENS, Settings
 from ui.background import start_worker_thread
 from ui.sizing import initial_size, scrolling
 from ui.theme import accent
@@ -42,6 +43,11 @@ KV_CHOICES = (
     ("f16", "f16: full precision, the most memory"),
     ("q8_0", "q8_0: about half the memory"),
     ("q4_0", "q4_0: about a quarter of the memory"),
+)
+OCR_CHOICES = (
+    ("rapidocr", "Built in (rapidocr): Latin-script languages, Chinese, Japanese"),
+    ("tesseract", "Tesseract, if installed: other scripts (Hebrew, Devanagari, Arabic, ...)"),
+    ("off", "Off: scanned pages are read as pictures only"),
 )
 MAX_CONTEXT_CAP = 1_048_576
 # Settings that change how the engine is made: the chat engine restarts for the next question.
@@ -88,6 +94,21 @@ class SettingsDialog(QDialog):
         self.thinking.setChecked(s.thinking)
         self.thinking.setToolTip("Better on hard questions, but much slower without a graphics card")
         answers_form.addRow(self.thinking)
+        self.speculative = QCheckBox("Draft ahead for faster answers")
+        self.speculative.setChecked(s.speculative)
+        self.speculative.setToolTip(
+            "Guesses the next words from the documents (and from the model's MTP layers when its file has them); "
+            "the model checks every guess, so answers stay exactly the same. Turns itself down when guesses miss."
+        )
+        self.draft_tokens = QSpinBox()
+        self.draft_tokens.setRange(1, MAX_DRAFT_TOKENS)
+        self.draft_tokens.setSuffix(" tokens")
+        self.draft_tokens.setValue(s.draft_tokens)
+        self.draft_tokens.setToolTip("The most guessed tokens checked at once; fewer are used when they do not pay")
+        self.speculative.toggled.connect(self.draft_tokens.setEnabled)
+        self.draft_tokens.setEnabled(s.speculative)
+        answers_form.addRow(self.speculative)
+        answers_form.addRow("Longest draft:", self.draft_tokens)
 
         engine = QGroupBox("Engine")
         engine_form = QFormLayout(engine)
@@ -111,6 +132,24 @@ class SettingsDialog(QDialog):
         engine_form.addRow("Context limit:", self.context_cap)
         engine_form.addRow("KV cache:", self.kv_type)
         engine_form.addRow("Threads:", self.threads)
+
+        scans = QGroupBox("Scanned pages and images (OCR)")
+        scans_form = QFormLayout(scans)
+        self.ocr_engine = QComboBox()
+        self.ocr_engine.setObjectName("ocrEngine")
+        for key, text in OCR_CHOICES:
+            self.ocr_engine.addItem(text, key)
+        self.ocr_engine.setCurrentIndex(max(0, self.ocr_engine.findData(s.ocr.engine)))
+        self.ocr_language = QLineEdit(s.ocr.language)
+        self.ocr_language.setObjectName("ocrLanguage")
+        self.ocr_language.setToolTip("Tesseract's language codes, joined by +: heb, hin, ara, rus, eng+fra")
+        self.ocr_status = _wrapped("")
+        self.ocr_status.setObjectName("ocrStatus")
+        scans_form.addRow("Read text with:", self.ocr_engine)
+        scans_form.addRow("Tesseract language:", self.ocr_language)
+        scans_form.addRow(self.ocr_status)
+        self.ocr_engine.currentIndexChanged.connect(self._ocr_changed)
+        self.ocr_language.editingFinished.connect(self._ocr_changed)
 
         server = QGroupBox("Model server on your network")
         server_layout = QVBoxLayout(server)
@@ -171,7 +210,7 @@ class SettingsDialog(QDialog):
         body = QWidget()
         body_layout = QVBoxLayout(body)
         body_layout.setContentsMargins(0, 0, 0, 0)
-        for box in (answers, engine, server, storage):
+        for box in (answers, engine, scans, server, storage):
             body_layout.addWidget(box)
         body_layout.addStretch(1)
         layout = QVBoxLayout(self)
@@ -179,6 +218,7 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.error_label)
         layout.addWidget(self.buttons)
         self._server_toggled(self.server_enabled.isChecked())
+        self._ocr_changed()
         self._show_cache_usage()
         self.resize(initial_size(self, body, 84, extra_height=self.buttons.sizeHint().height() * 3))
 
@@ -187,9 +227,14 @@ class SettingsDialog(QDialog):
         """The settings as the form shows them, checked. Raises FolioError with one plain line."""
         new = copy.deepcopy(self.ctx.settings)
         new.thinking = self.thinking.isChecked()
+        new.speculative = self.speculative.isChecked()
+        new.draft_tokens = self.draft_tokens.value()
         new.context_cap = self.context_cap.value()
         new.kv_cache_type = str(self.kv_type.currentData())
         new.threads = self.threads.value()
+        new.ocr = dataclasses.replace(
+            new.ocr, engine=str(self.ocr_engine.currentData()), language=self.ocr_language.text().strip() or "eng"
+        )
         if self.server_enabled.isChecked():
             new.server_url = self.server_url.text().strip()
             new.server_model = self.server_model.text().strip()
@@ -230,6 +275,18 @@ class SettingsDialog(QDialog):
     def _error(self, message: str) -> None:
         self.error_label.setStyleSheet(f"color: {accent('error', self)};")
         self.error_label.setText(sentence(message))
+
+    # -- OCR -------------------------------------------------------------------------------------------
+    def _ocr_changed(self) -> None:
+        """Say what the chosen engine will do on this computer (Tesseract may not be installed)."""
+        from ingest.ocr import OcrOptions
+        from ingest.ocr_engines import describe
+
+        engine = str(self.ocr_engine.currentData())
+        self.ocr_language.setEnabled(engine == "tesseract")
+        detail, runs = describe(OcrOptions(engine=engine, language=self.ocr_language.text().strip() or "eng"))
+        self.ocr_status.setStyleSheet("" if runs else f"color: {accent('error', self)};")
+        self.ocr_status.setText(sentence(detail))
 
     # -- model server -----------------------------------------------------------------------------------
     def _server_toggled(self, on: bool) -> None:

@@ -1,8 +1,10 @@
-"""Create and edit user extraction templates: add, remove, rename fields, edit descriptions."""
+"""Create and edit user extraction templates: add, remove, rename fields, edit descriptions, kinds
+(short answer or yes/no clause) and the words the word search looks for."""
 
 from __future__ import annotations
 
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
@@ -16,7 +18,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.errors import USER_ERRORS, one_line
-from app.templates import Template, TemplateField, TemplateStore, slug
+from app.templates import TEXT, YES_NO, Template, TemplateField, TemplateStore, slug
+
+KIND_LABELS = {TEXT: "Short answer", YES_NO: "Yes / no clause"}
 
 
 class TemplateEditor(QDialog):
@@ -32,12 +36,15 @@ class TemplateEditor(QDialog):
         self.key = QLineEdit(template.key if not template.builtin else f"my_{template.key}")
         self.key.setEnabled(template.builtin or not (store.user_dir / f"{template.key}.json").exists())
         self.name = QLineEdit(template.name if not template.builtin else f"{template.name} (copy)")
-        self.fields = QTableWidget(0, 2)
-        self.fields.setHorizontalHeaderLabels(["Field", "What counts"])
+        self.fields = QTableWidget(0, 4)
+        self.fields.setHorizontalHeaderLabels(["Field", "Kind", "What counts", "Search words"])
+        self.fields.horizontalHeaderItem(3).setToolTip(  # type: ignore[union-attr]
+            "Words a passage holding this field uses; a word search over the document points the model to them"
+        )
         self.fields.horizontalHeader().setStretchLastSection(True)
         self._keys: list[str | None] = []
         for f in template.fields:
-            self._append(f.name, f.description, f.key)
+            self._append(f.name, f.description, f.key, kind=f.kind, search=f.search)
         add = QPushButton("Add field")
         remove = QPushButton("Remove field")
         add.clicked.connect(lambda: self._append("New field", "", None, edit=True))
@@ -63,11 +70,20 @@ class TemplateEditor(QDialog):
         layout.addWidget(self.error)
         layout.addWidget(buttons)
 
-    def _append(self, name: str, description: str, key: str | None, *, edit: bool = False) -> None:
+    def _append(
+        self, name: str, description: str, key: str | None, *, edit: bool = False, kind: str = TEXT, search: str = ""
+    ) -> None:
         row = self.fields.rowCount()
         self.fields.insertRow(row)
         self.fields.setItem(row, 0, QTableWidgetItem(name))
-        self.fields.setItem(row, 1, QTableWidgetItem(description))
+        chooser = QComboBox()
+        for value, label in KIND_LABELS.items():
+            chooser.addItem(label, value)
+        chooser.setCurrentIndex(max(0, chooser.findData(kind)))
+        chooser.setToolTip("A short answer (a date, a name) or whether a kind of clause is there, quoted when it is")
+        self.fields.setCellWidget(row, 1, chooser)
+        self.fields.setItem(row, 2, QTableWidgetItem(description))
+        self.fields.setItem(row, 3, QTableWidgetItem(search))
         self._keys.append(key)
         if edit:
             self.fields.setCurrentCell(row, 0)
@@ -78,6 +94,10 @@ class TemplateEditor(QDialog):
         if row >= 0:
             self.fields.removeRow(row)
             del self._keys[row]
+
+    def kind(self, row: int) -> str:
+        chooser = self.fields.cellWidget(row, 1)
+        return str(chooser.currentData()) if isinstance(chooser, QComboBox) else TEXT
 
     def _text(self, row: int, column: int) -> str:
         item = self.fields.item(row, column)
@@ -96,7 +116,7 @@ class TemplateEditor(QDialog):
                 while key in used:
                     key, n = f"{base[:60]}_{n}", n + 1
                 used.add(key)
-            fields.append(TemplateField(key, name, self._text(row, 1)))
+            fields.append(TemplateField(key, name, self._text(row, 2), self.kind(row), self._text(row, 3)))
         key = self.key.text().strip()
         same = not self.original.builtin and key == self.original.key
         return Template(

@@ -141,6 +141,8 @@ class Transcript(SafeTextBrowser):
             notes.append(f"{len(m.citations)} citations, stored before Folio checked answers sentence by sentence")
         if m.completion_tokens:
             notes.append(f"{m.completion_tokens} tokens in {(m.generate_ms or 0) / 1000:.1f} s")
+        if m.acceptance is not None:
+            notes.append(f"drafts {m.acceptance:.0%} accepted ({m.accepted_tokens} of {m.drafted_tokens})")
         footer = f"[Copy]({self._prefix}copy/{m.id})"
         if notes:
             footer = "*" + escape_markdown(" · ".join(notes)) + "* · " + footer

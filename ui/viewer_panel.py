@@ -39,8 +39,9 @@ from app.citation_targets import BAD_ANCHOR, PASSAGE, QUOTE_MISSING, VERIFIED
 from app.context import AppContext
 from app.errors import NotFound
 from app.library import DocumentRow, StoredKeyframe, StoredPage
-from ingest.document import format_timestamp
+from ingest.document import FLOWING_KINDS, Anchor, format_timestamp
 from ui.background import start_worker_thread
+from ui.flow_text import FlowText
 from ui.page_canvas import PageCanvas
 from ui.render_worker import THUMB_WIDTH, PageRequest, RenderedPage, RenderWorker, Thumbnail, VideoFrames
 
@@ -50,7 +51,7 @@ BANNER_STYLES = {
     "info": "background:palette(alternate-base);padding:4px 6px;border-radius:3px;",
     "warn": "background:#fde68a;color:#3b2f00;padding:4px 6px;border-radius:3px;",
 }
-EMPTY, PAGES, VIDEO = 0, 1, 2
+EMPTY, PAGES, VIDEO, FLOW = 0, 1, 2, 3
 
 
 class DocumentViewer(QWidget):
@@ -58,6 +59,7 @@ class DocumentViewer(QWidget):
     _want_thumbnails = Signal(int, int)  # generation, document id
     _want_frames = Signal(int, int)
     page_shown = Signal(int, int)  # document id, page: the picture (or text) is on screen
+    document_opened = Signal(int)  # the viewer opened a document by itself (an e-mail's attachment link)
 
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
@@ -165,8 +167,10 @@ class DocumentViewer(QWidget):
         self.hint = QLabel("Select a document to read it here.\nCitations in answers open their page.")
         self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.hint.setWordWrap(True)
+        self.flow = FlowText()
+        self.flow.attachment_opened.connect(self._open_attachment)
         self.stack = QStackedWidget()
-        for widget in (self.hint, page_split, video):
+        for widget in (self.hint, page_split, video, self.flow):
             self.stack.addWidget(widget)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -229,7 +233,12 @@ class DocumentViewer(QWidget):
         self._thumb_generation += 1
         self.worker.wanted_thumbs = self._thumb_generation
         self._say("")
-        if doc.kind == "video":
+        if doc.kind in FLOWING_KINDS:
+            self.pages, self.frames = self.ctx.library.pages(doc.id), []
+            self.flow.show_document(self.ctx.library, doc.id)
+            self.stack.setCurrentIndex(FLOW)
+            self.page_number = self.pages[0].number if self.pages else 0
+        elif doc.kind == "video":
             self.pages, self.frames, self._frame_images = [], [], []
             self._sheet = None
             self.strip.clear()
@@ -280,9 +289,15 @@ class DocumentViewer(QWidget):
         numbers = {p.number for p in self.pages}
         if quote_state == BAD_ANCHOR or page not in numbers:
             cited = f"Page {page}" if page is not None else "The cited page"
+            if self.doc.kind in FLOWING_KINDS:
+                cited = f"Paragraph {page}" if page is not None else "The cited paragraph"
             self._say(f"{cited} is not in this document: the citation points nowhere.", "warn")
             return
         self._go(page, quote=quote, quote_state=quote_state, terms=terms, note=note)
+
+    def _open_attachment(self, document_id: int) -> None:
+        if self.open_document(document_id):
+            self.document_opened.emit(document_id)
 
     def show_time(self, document_id: int, t_seconds: float | None) -> None:
         """Jump the keyframe strip to the frame shown at t_seconds (a [t mm:ss] citation)."""
@@ -307,6 +322,13 @@ class DocumentViewer(QWidget):
     ) -> None:
         self.page_number = number
         self._quote, self._quote_state, self._terms, self._note = quote, quote_state, terms, note
+        if self._flowing():  # a paragraph of a Word, text or e-mail document, the quote or words marked
+            marked = self.flow.go_to(number, quote, terms)
+            self._say(*self._banner("", marked and bool(quote)))
+            self._set_controls()
+            if self.doc is not None:
+                self.page_shown.emit(self.doc.id, number)
+            return
         row = next((i for i, p in enumerate(self.pages) if p.number == number), -1)
         self.thumbnails.blockSignals(True)
         self.thumbnails.setCurrentRow(row)
@@ -320,7 +342,7 @@ class DocumentViewer(QWidget):
         self._set_controls()
 
     def _request(self) -> None:
-        if self.doc is None or not self.page_number:
+        if self.doc is None or not self.page_number or self._flowing():
             return
         self._generation += 1
         self.worker.wanted = self._generation
@@ -418,14 +440,26 @@ class DocumentViewer(QWidget):
 
     # -- zoom --------------------------------------------------------------------------------------
     def zoom_in(self) -> None:
+        if self._flowing():
+            self.flow.zoom(ZOOM_STEP)
+            return
         self._zoom_to(self.canvas.zoom * ZOOM_STEP)
 
     def zoom_out(self) -> None:
+        if self._flowing():
+            self.flow.zoom(1 / ZOOM_STEP)
+            return
         self._zoom_to(self.canvas.zoom / ZOOM_STEP)
 
     def fit(self) -> None:
+        if self._flowing():
+            self.flow.reset_zoom()
+            return
         self.fit_width = True
         self._apply_fit()
+
+    def _flowing(self) -> bool:
+        return self.doc is not None and self.doc.kind in FLOWING_KINDS
 
     def _zoom_to(self, zoom: float) -> None:
         self.fit_width = False
@@ -446,6 +480,8 @@ class DocumentViewer(QWidget):
         return max(ZOOM_MIN, min(ZOOM_MAX, width / max(page.width, 1.0)))
 
     def _apply_fit(self) -> None:
+        if self._flowing():
+            return
         page = self._current_page()
         if self.fit_width and page is not None:
             self._set_zoom(self._fit_zoom(page))
@@ -525,7 +561,9 @@ class DocumentViewer(QWidget):
     def _where(self) -> str:
         page = self._current_page()
         if page is None:
-            return "this page"
+            return "this paragraph" if self._flowing() else "this page"
+        if self._flowing():
+            return Anchor(page=page.number, label=page.label or None, unit="paragraph").cited()
         return f"p. {page.label}"
 
     def _set_controls(self) -> None:
@@ -534,7 +572,11 @@ class DocumentViewer(QWidget):
         for widget in (self.prev_button, self.next_button, self.zoom_in_button, self.zoom_out_button):
             widget.setEnabled(paged)
         self.fit_button.setEnabled(paged)
-        if paged and page is not None:
+        if paged and page is not None and self._flowing():
+            clause = f"§ {page.label}, " if page.label else ""
+            self.page_label.setText(f"{clause}¶ {page.number} of {len(self.pages)}")
+            self.zoom_label.setText("")
+        elif paged and page is not None:
             label = f"p. {page.label}" if page.label == str(page.number) else f"p. {page.label} ({page.number})"
             self.page_label.setText(f"{label} of {len(self.pages)}")
             self.zoom_label.setText(f"{self.canvas.zoom * 100:.0f}%")

@@ -20,6 +20,8 @@ from app.context import AppContext
 from app.errors import USER_ERRORS, one_line
 from app.export import Exporter, safe_filename
 from app.extraction import load_evidence, load_run_info, load_table
+from app.extraction_cells import VERDICT_TEXT
+from app.extraction_review import review_cell
 from app.passages import query_terms
 from app.search import Search
 from app.templates import TemplateStore
@@ -105,9 +107,29 @@ class WorkMenu(QObject):
             run_id = int(choice.split(":")[0])
         view = ExtractionTableView()
         view.set_table(load_table(self.ctx, run_id))
-        view.evidence_requested.connect(self.open_evidence)
+        self.connect_table(view)
         self._show(_dialog(self.window, f"Extraction run {run_id}", view))
         return view
+
+    def connect_table(self, view: ExtractionTableView) -> None:
+        """A table's cells open their passage in the viewer, and its review buttons are recorded."""
+        view.evidence_requested.connect(self.open_evidence)
+        view.review_requested.connect(
+            lambda run, doc, key, decision, value: self.review(view, run, doc, key, decision, value)
+        )
+
+    def review(
+        self, view: ExtractionTableView, run_id: int, document_id: int, field_key: str, decision: str, value: str
+    ) -> None:
+        """Store a reviewer's decision beside the model's answer (audited) and show the table again."""
+        try:
+            review_cell(self.ctx, run_id, document_id, field_key, decision, value)
+        except USER_ERRORS as exc:
+            self._warn(one_line(exc))
+            return
+        shown = view.model.table
+        view.set_table(load_table(self.ctx, run_id, [d.id for d in shown.documents] if shown else None))
+        self._say(f"{field_key}: {decision}" + (f" ({value})" if value else ""))
 
     def open_evidence(self, run_id: int, document_id: int, field_key: str) -> None:
         """A table cell: its page in the viewer with the quote marked, and the quote in the status bar."""
@@ -117,7 +139,7 @@ class WorkMenu(QObject):
             self._say(one_line(exc))
             return
         where = f"p. {evidence.label or evidence.page}" if evidence.page else "no page"
-        check = "verified" if evidence.verified else "NOT verified"
+        check = VERDICT_TEXT.get(evidence.verdict, "not found in the document")
         self.evidence_requested.emit(evidence)
         self._say(f'{evidence.title}, {where}: "{evidence.quote}" ({check})')
 

@@ -22,6 +22,7 @@ from app.errors import USER_ERRORS, Cancelled, one_line
 from app.extraction import ExtractionEvent, ExtractionService
 from app.ingest_process import IngestProcess
 from app.session import Session
+from ingest.progress import ReadProgress
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class IngestProgress:
     index: int
     total: int
     path: str
+    pages: ReadProgress | None = None  # within the file: pages read so far (OCR is the slow part)
 
 
 class ChatWorker(QObject):
@@ -153,8 +155,14 @@ class IngestWorker(QObject):
             if self._cancel:
                 break
             self.progress.emit(IngestProgress(index, len(paths), path))
+
+            def pages(done: ReadProgress, index: int = index, path: str = path) -> None:
+                self.progress.emit(IngestProgress(index, len(paths), path, done))
+
             try:
-                result = self._ctx.library.add(path, password=password, limits=self._ctx.limits, load=self._reader.load)
+                result = self._ctx.library.add(
+                    path, password=password, limits=self._ctx.limits, load=self._reader.load, progress=pages
+                )
             except Cancelled:
                 break
             except USER_ERRORS as exc:

@@ -41,9 +41,10 @@ def test_context_size_is_always_explicit(starter_path: str) -> None:
         engine.close()
 
 
-def test_cancel_stops_within_half_a_second(starter_path: str) -> None:
+@pytest.mark.parametrize("draft_tokens", [0, 16], ids=["plain", "drafting"])
+def test_cancel_stops_within_half_a_second(starter_path: str, draft_tokens: int) -> None:
     engine = EngineProcess()
-    config = EngineConfig(starter_path, n_ctx=4096, n_threads=2)
+    config = EngineConfig(starter_path, n_ctx=4096, n_threads=2, draft_tokens=draft_tokens)
     list(engine.load(config))
     timings: dict[str, float] = {}
     finished: list[Finished] = []

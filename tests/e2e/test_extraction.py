@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from app.context import open_app
+from app.extraction_prompt import DESIGN_VERSION
 from app.extraction_schema import group_schema, schema_errors
 from tests.conftest import REPO, run_folio
 from tests.fixtures.pdfs import make_contract_pdf, make_text_pdf
@@ -74,18 +75,24 @@ def test_extraction_is_schema_valid_stored_and_audited(starter_home: Path, tmp_p
     assert run["template_sha256"] == template.sha256 and run["status"] == "complete"
     cells = db.execute("SELECT * FROM extraction_cells ORDER BY id").fetchall()
     assert [c["field_key"] for c in cells] == ["governing_law", "monthly_fee", "notice_period"]
-    # What the model wrote parses and fits the schema it was constrained by.
+    # What the model wrote parses and fits the schema it was constrained by: evidence first, and
+    # 'not stated' only after empty evidence.
     answer = {c["field_key"]: json.loads(c["raw"]) for c in cells}
-    assert schema_errors(group_schema(list(answer), 12, 40), answer) == []
+    assert schema_errors(group_schema([(k, False, 0) for k in answer], 12, 40), answer) == []
     for c in cells:
-        assert c["found"] == (answer[c["field_key"]] is not None)
+        raw = answer[c["field_key"]]
+        assert next(iter(raw)) == "evidence"  # the evidence comes first
+        if raw["evidence"] == "":
+            assert raw["answer"] == "not stated" and not c["found"]
         assert c["quote_status"] in ("exact", "fuzzy", "not_found", "empty", "none")
         assert c["prompt_tokens"] > 300 and c["completion_tokens"] > 0
-        if c["found"] and c["quote_status"] in ("exact", "fuzzy"):
-            assert c["page"] is not None
+        if c["found"]:  # every value is grounded, and says where it stands (or that it stands nowhere)
+            assert c["verdict"] in ("quoted", "supported", "wrong_page", "added", "unsupported")
+            assert c["page"] is not None or c["verdict"] == "unsupported"
     audit = [json.loads(r[0]) for r in db.execute("SELECT details FROM audit_log WHERE action = 'extraction'")]
     assert audit == [
         {
+            "design": run["design"],
             "fields": ["governing_law", "monthly_fee", "notice_period"],
             "model": run["model"],
             "run_id": run_id,
@@ -94,6 +101,7 @@ def test_extraction_is_schema_valid_stored_and_audited(starter_home: Path, tmp_p
             "template_version": 1,
         }
     ]
+    assert run["design"] == service.design and run["design"].startswith(f"v{DESIGN_VERSION}-")
     question = db.execute("SELECT * FROM audit_log WHERE action = 'question'").fetchone()
     assert json.loads(question["documents"]) == [doc.sha256] and question["model_sha256"] == model_sha
     assert json.loads(question["details"])["message_id"] == message.id - 1  # the user turn before the answer
@@ -128,7 +136,7 @@ def test_cli_extract_folder_survives_kill_and_resumes(starter_home: Path, tmp_pa
     (folder / "sub").mkdir(parents=True)
     make_contract_pdf(folder / "a-contract.pdf")
     make_text_pdf(folder / "sub" / "b-letter.pdf", ["This letter is governed by the laws of France. Fee: 10 EUR."])
-    (folder / "notes.txt").write_text("not a document")
+    (folder / "picture.gif").write_bytes(b"GIF89a" + bytes(64))  # not a type Folio reads (text files it does)
     db_path = starter_home / "data" / "folio.sqlite3"
     proc = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "extract", "--template", "short", str(folder)],

@@ -16,8 +16,9 @@ from tests.fixtures.tiny_qwen35 import TINY, write_qwen35_gguf
 pytestmark = pytest.mark.e2e
 
 
-def _reported(path: Path, n_ctx: int, kv: str) -> dict[str, int]:
-    engine = LocalEngine(EngineConfig(str(path), n_ctx=n_ctx, n_threads=2, kv_type=kv), cancelled=lambda: False)
+def _reported(path: Path, n_ctx: int, kv: str, draft_tokens: int = 0) -> dict[str, int]:
+    config = EngineConfig(str(path), n_ctx=n_ctx, n_threads=2, kv_type=kv, draft_tokens=draft_tokens)
+    engine = LocalEngine(config, cancelled=lambda: False)
     try:
         return engine.memory_report
     finally:
@@ -53,3 +54,22 @@ def test_hybrid_qwen35_prediction(tmp_path: Path, shape: str) -> None:
         assert predicted.recurrent == pytest.approx(reported["recurrent"], abs=11 * 1024)  # logged to 0.01 MiB
         assert predicted.weights == pytest.approx(reported["weights"], abs=11 * 1024)  # MTP layers not loaded
         assert predicted.llama_buffers == pytest.approx(sum(reported.values()), rel=0.10)
+
+
+@pytest.mark.parametrize("shape", ["tiny", "with-mtp"])
+def test_drafting_memory_prediction(tmp_path: Path, shape: str, starter_gguf: Path) -> None:
+    """Drafting adds logits rows, recurrent snapshots (hybrid) and the MTP block with its own context."""
+    path = write_qwen35_gguf(tmp_path / f"{shape}.gguf", replace(TINY, mtp_layers=1 if shape == "with-mtp" else 0))
+    facts = read_facts(path)
+    predicted = estimate_memory(facts, n_ctx=4096, kv_type="f16", draft_tokens=8)
+    reported = _reported(path, 4096, "f16", draft_tokens=8)
+    assert predicted.kv == reported["kv"]  # the MTP context's one-layer cache included
+    assert predicted.recurrent == pytest.approx(reported["recurrent"], abs=11 * 1024 * 9)  # 1 + 8 snapshots
+    assert predicted.weights == pytest.approx(reported["weights"], abs=11 * 1024)  # MTP layers loaded now
+    # Never short; on this 4-layer toy the MTP graph's activations are over-counted (+10% in all, measured).
+    total = sum(reported.values())
+    assert total <= predicted.llama_buffers <= total * 1.12
+    starter = read_facts(starter_gguf)
+    assert estimate_memory(starter, n_ctx=4096, kv_type="f16", draft_tokens=8).llama_buffers == pytest.approx(
+        sum(_reported(starter_gguf, 4096, "f16", draft_tokens=8).values()), rel=0.10
+    )

@@ -34,6 +34,7 @@ def test_self_test_prints_one_line_and_leaves_no_trace(shared_models_dir: Path, 
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("folio self-test ok: version ")
     assert "ingested a 2-page PDF" in lines[0] and "on CPU answered" in lines[0]
+    assert "OCR (rapidocr) read a scanned page" in lines[0]
     assert re.search(r"; window offscreen \d{3,}x\d{3,}$", lines[0])
     assert not user_home.exists()
     assert not list(scratch.glob("folio-self-test-*"))

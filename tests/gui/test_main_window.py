@@ -152,7 +152,7 @@ def test_failed_files_show_on_their_item_and_in_the_status_bar(
     window, qtbot, tmp_path: Path, contract_pdf: Path
 ) -> None:  # type: ignore[no-untyped-def]
     fake = tmp_path / "notes.pdf"
-    fake.write_text("not a pdf")
+    fake.write_bytes(b"GIF89a" + bytes(200))  # not a PDF, nor any type Folio reads
     _drop(window, [fake, contract_pdf])
     qtbot.waitUntil(lambda: bool(window.warnings), timeout=30000)
     assert "unsupported file type" in window.warnings[0] and "\n" not in window.warnings[0]
@@ -195,7 +195,7 @@ def test_bad_files_each_in_one_line_and_library_unchanged(window, qtbot, tmp_pat
     from tests.fixtures.pdfs import make_encrypted_pdf, make_zero_page_pdf
 
     fake = tmp_path / "notes.pdf"
-    fake.write_text("not a pdf")
+    fake.write_bytes(b"GIF89a" + bytes(200))  # not a PDF, nor any type Folio reads
     empty = tmp_path / "empty.pdf"
     empty.touch()
     cases = [

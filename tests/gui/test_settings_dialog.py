@@ -76,6 +76,18 @@ def test_only_thinking_changed_keeps_the_engine(qtbot, dialog) -> None:  # type:
     assert signal.args == [False]
 
 
+def test_drafting_is_on_by_default_and_its_length_is_saved(qtbot, dialog, ctx) -> None:  # type: ignore[no-untyped-def]
+    assert dialog.speculative.isChecked() and dialog.draft_tokens.value() == 8 and dialog.draft_tokens.isEnabled()
+    dialog.draft_tokens.setValue(4)
+    dialog.speculative.setChecked(False)
+    assert not dialog.draft_tokens.isEnabled()
+    with qtbot.waitSignal(dialog.saved) as signal:
+        dialog.save()
+    assert signal.args == [False]  # the next question plans its context without drafting; no restart
+    assert (ctx.settings.speculative, ctx.settings.draft_tokens) == (False, 4)
+    assert (_saved(ctx)["speculative"], _saved(ctx)["draft_tokens"]) == (False, 4)
+
+
 @pytest.mark.parametrize(
     ("setup", "message"),
     [

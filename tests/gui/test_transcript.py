@@ -145,3 +145,18 @@ def test_failed_answer_shows_in_place(qtbot) -> None:  # type: ignore[no-untyped
     transcript.fail_answer("the model ran out of memory")
     text = transcript.toPlainText()
     assert "Could not answer: the model ran out of memory" in text and not transcript.is_live
+
+
+def test_the_footer_shows_how_many_drafted_tokens_were_accepted(qtbot) -> None:  # type: ignore[no-untyped-def]
+    transcript = Transcript()
+    qtbot.addWidget(transcript)
+    drafted = _message(2, "assistant", "Either party may terminate.", completion_tokens=40, generate_ms=2000.0,
+                       drafted_tokens=32, accepted_tokens=27)  # fmt: skip
+    plain = _message(4, "assistant", "No drafts here.", completion_tokens=5, generate_ms=500.0, drafted_tokens=0,
+                     accepted_tokens=0)  # fmt: skip
+    older = _message(6, "assistant", "Stored before drafting existed.", completion_tokens=5, generate_ms=500.0)
+    transcript.show_messages([_message(1, "user", "q"), drafted, _message(3, "user", "q"), plain,
+                              _message(5, "user", "q"), older], [1])  # fmt: skip
+    text = transcript.toPlainText()
+    assert "40 tokens in 2.0 s · drafts 84% accepted (27 of 32)" in text
+    assert text.count("accepted") == 1  # nothing claimed where nothing was drafted or recorded

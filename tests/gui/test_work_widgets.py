@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 
 from app.extraction import Cell, ExtractionService, load_evidence
+from app.extraction_cells import QUOTED, UNSUPPORTED
 from app.search import Search
 from app.templates import TemplateStore
 from inference.events import GenerationStats
@@ -17,35 +19,91 @@ pytestmark = pytest.mark.gui
 QUOTE = "governed by and construed in accordance with the laws of the State of Delaware"
 
 
-def test_table_shows_cells_and_opens_evidence(qtbot, window, contract_pdf: Path) -> None:  # type: ignore[no-untyped-def]
+def _stored_run(window, contract_pdf: Path, extra: list[Cell]):  # type: ignore[no-untyped-def]
+    """A contract_review run on the contract whose governing law is quoted on its page, plus these cells
+    (made for the document id given as -1), stored as a run stores them."""
     ctx = window.ctx
     doc = ctx.library.add(contract_pdf).document
     template = TemplateStore.for_config(ctx.paths.config_dir).get("contract_review")
     service = ExtractionService(ctx)
     run = service.start_run(template, [doc.id])
-    law = Cell(doc.id, "governing_law", True, "Delaware", QUOTE, "4", GOVERNING_LAW_PAGE, "4", None, "exact", 1.0)
-    bad = Cell(doc.id, "parties", True, "Acme", "not in the text", "9", None, None, None, "not_found", 0.3,
-               ("page_not_in_document", "quote_not_found"))  # fmt: skip
-    service._store(run, [law, bad, Cell(doc.id, "insurance", False)], {}, GenerationStats(1, 0, 1, 1, 1, 1, "eos"))
+    law = Cell(doc.id, "governing_law", True, "Delaware", QUOTE, "4", GOVERNING_LAW_PAGE, "4", None, "exact", 1.0,
+               verdict=QUOTED, passage=QUOTE)  # fmt: skip
+    cells = [law, *(dataclasses.replace(c, document_id=doc.id) for c in extra)]
+    service._store(run, cells, {}, GenerationStats(1, 0, 1, 1, 1, 1, "eos"))
+    return ctx, doc, template, service, run
+
+
+def test_table_shows_values_verdicts_and_opens_the_passage(qtbot, window, contract_pdf: Path) -> None:  # type: ignore[no-untyped-def]
+    bad = Cell(-1, "parties", True, "Acme", "not in the text", "9", None, None, None, "not_found", 0.3,
+               ("page_not_in_document", "quote_not_found"), verdict=UNSUPPORTED)  # fmt: skip
+    none = Cell(-1, "insurance", False, "no", yes_no=True)
+    ctx, doc, template, _service, run = _stored_run(window, contract_pdf, [bad, none])
 
     view = window.work_menu.show_table(run)
     model = view.model
     assert (model.rowCount(), model.columnCount()) == (1, 41)
     col = {f.key: i for i, f in enumerate(template.fields)}
     assert model.headerData(col["governing_law"], Qt.Orientation.Horizontal) == "Governing Law"
+    assert model.headerData(col["insurance"], Qt.Orientation.Horizontal) == "Insurance (yes/no)"
     assert model.headerData(0, Qt.Orientation.Vertical) == doc.title
     law_index = model.index(0, col["governing_law"])
-    assert model.data(law_index) == "Delaware" and QUOTE in model.data(law_index, Qt.ItemDataRole.ToolTipRole)
-    assert model.data(model.index(0, col["insurance"])) == "not found"
-    assert model.data(model.index(0, col["parties"]), Qt.ItemDataRole.BackgroundRole) is not None
-    assert model.data(law_index, Qt.ItemDataRole.BackgroundRole) is None  # verified: no warning colour
+    assert model.data(law_index) == f"Delaware\n✓ quoted p. {GOVERNING_LAW_PAGE}"
+    assert QUOTE in model.data(law_index, Qt.ItemDataRole.ToolTipRole)
+    assert model.data(model.index(0, col["insurance"])) == "No"
+    assert "absent" in model.data(model.index(0, col["insurance"]), Qt.ItemDataRole.ToolTipRole)
+    parties = model.index(0, col["parties"])
+    assert model.data(parties) == "Acme\n✗ unsupported"  # shown as what it is, never as 'not stated'
+    assert "not in the document" in model.data(parties, Qt.ItemDataRole.ToolTipRole)
+    assert model.data(parties, Qt.ItemDataRole.BackgroundRole) is not None
+    assert model.data(law_index, Qt.ItemDataRole.BackgroundRole) is None  # quoted: no warning colour
     assert model.data(model.index(0, col["audit_rights"])) == "…"  # not asked yet
+    assert "1 quoted or supported, 0 on another page, 1 unsupported" in view.caption.text()
     with qtbot.waitSignal(view.evidence_requested) as signal:
         view.view.doubleClicked.emit(law_index)
     assert signal.args == [run, doc.id, "governing_law"]
     evidence = load_evidence(ctx, run, doc.id, "governing_law")
-    assert (evidence.page, evidence.verified) == (GOVERNING_LAW_PAGE, True) and evidence.bbox is not None
-    assert "Delaware" in window.statusBar().currentMessage()
+    assert (evidence.page, evidence.verified, evidence.verdict) == (GOVERNING_LAW_PAGE, True, QUOTED)
+    assert evidence.bbox is not None and "Delaware" in window.statusBar().currentMessage()
+
+
+def test_reviewer_accepts_corrects_and_rejects_beside_the_model(qtbot, window, contract_pdf: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QInputDialog
+
+    parties = Cell(-1, "parties", True, "Acme", "not in the text", "9", verdict=UNSUPPORTED)
+    ctx, doc, template, service, run = _stored_run(window, contract_pdf, [parties])
+    view = window.work_menu.show_table(run)
+    col = {f.key: i for i, f in enumerate(template.fields)}
+    view.view.setCurrentIndex(view.model.index(0, col["audit_rights"]))  # nothing stored yet: nothing to review
+    assert not view.buttons["accepted"].isEnabled() and not view.buttons["cleared"].isEnabled()
+
+    view.view.setCurrentIndex(view.model.index(0, col["governing_law"]))
+    view.buttons["accepted"].click()
+    view.view.setCurrentIndex(view.model.index(0, col["parties"]))
+    monkeypatch.setattr(QInputDialog, "getText", lambda *_a, **_k: ("Acme Corp. and Beta LLC", True))
+    view.buttons["corrected"].click()
+    assert view.model.data(view.model.index(0, col["parties"])).startswith("Acme Corp. and Beta LLC\n✗ unsupported")
+    assert "the model said: Acme" in view.model.data(view.model.index(0, col["parties"]), Qt.ItemDataRole.ToolTipRole)
+    view.buttons["rejected"].click()
+    view.buttons["cleared"].click()
+    view.view.setCurrentIndex(view.model.index(0, col["governing_law"]))
+    assert view.model.data(view.model.index(0, col["governing_law"])).endswith("✔ accepted")
+
+    table = service.table(run)
+    assert table.cell(doc.id, "parties").value == "Acme"  # the model's answer is never overwritten
+    assert table.review(doc.id, "parties") is None and table.review(doc.id, "governing_law").decision == "accepted"
+    decisions = ctx.db.execute("SELECT field_key, decision, value FROM extraction_reviews ORDER BY id").fetchall()
+    assert [tuple(r) for r in decisions] == [
+        ("governing_law", "accepted", ""),
+        ("parties", "corrected", "Acme Corp. and Beta LLC"),
+        ("parties", "rejected", ""),
+        ("parties", "cleared", ""),
+    ]
+    log = ctx.audit
+    reviews = [e.details for e in log.entries() if e.action == "review"]
+    assert [r["decision"] for r in reviews] == ["accepted", "corrected", "rejected", "cleared"]
+    assert reviews[1]["value"] == "Acme Corp. and Beta LLC" and reviews[1]["model_value"] == "Acme"
+    assert log.verify().ok
 
 
 def test_search_box_lists_hits_and_opens_the_page(qtbot, window, contract_pdf: Path) -> None:  # type: ignore[no-untyped-def]
@@ -68,15 +126,19 @@ def test_template_editor_copies_a_builtin_and_edits_fields(qtbot, window) -> Non
     store = editor.store
     assert editor.key.text() == "my_nda"
     editor.fields.item(0, 0).setText("Parties To The NDA")
-    editor.fields.item(0, 1).setText("Who signs")
+    editor.fields.item(0, 2).setText("Who signs")
     editor.fields.setCurrentCell(1, 0)
     editor.remove_selected()
     editor._append("Signature Date", "When it was signed", None)
+    editor._append("Non-Compete", "Any ban on competing", None)
+    chooser = editor.fields.cellWidget(editor.fields.rowCount() - 1, 1)
+    chooser.setCurrentIndex(chooser.findData("yes_no"))
     editor.save()
     saved = store.get("my_nda")
     assert saved.fields[0].key == "parties" and saved.fields[0].name == "Parties To The NDA"
+    assert saved.fields[0].description == "Who signs" and saved.fields[-1].yes_no and not saved.fields[0].yes_no
     assert "effective_date" not in [f.key for f in saved.fields]
-    assert saved.fields[-1].key == "signature_date" and saved.version == 1
+    assert saved.fields[-2].key == "signature_date" and saved.version == 1
     again = window.work_menu.edit_template("my_nda")
     again.fields.item(0, 0).setText("Signatories")
     again.save()

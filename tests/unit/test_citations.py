@@ -46,3 +46,24 @@ def test_timestamp_round_trip(h: int, m: int, s: int) -> None:
 def test_parser_never_crashes_and_offsets_point_at_the_text(text: str) -> None:
     for c in find_citations(text):
         assert text[c.start : c.end] == c.text
+
+
+def test_every_marker_the_model_is_shown_reads_back_as_the_same_place() -> None:
+    """The anchor forms are defined once (ingest.document): what marker() writes, the parser reads."""
+    from app.citations import find_citations
+    from ingest.document import Anchor, parse_cited
+
+    anchors = [
+        (Anchor(page=4, label="iv"), "page", "iv", None),
+        (Anchor(t_seconds=83.0), "time", "00:01:23", None),
+        (Anchor(page=7, label="12.3(a)", unit="paragraph"), "section", "12.3(a)", None),
+        (Anchor(page=41, unit="paragraph"), "paragraph", "41", None),
+        (Anchor(page=2, label="2", attachment=1), "page", "2", 1),
+        (Anchor(page=9, label="4.1", unit="paragraph", attachment=3), "section", "4.1", 3),
+    ]
+    for anchor, kind, value, attachment in anchors:
+        place = parse_cited(anchor.marker())
+        assert place is not None and (place.kind, place.value, place.attachment) == (kind, value, attachment)
+        (found,) = find_citations(f"As agreed {anchor.marker()}.")
+        assert found.kind == kind and found.attachment == attachment
+    assert parse_cited("Section 4") is None  # prose, not a citation

@@ -47,7 +47,7 @@ def test_add_list_show(contract_pdf: Path) -> None:
 
 def test_bad_inputs_one_line_each_nonzero_and_library_unchanged(tmp_path: Path, folio_home: Path) -> None:
     fake = tmp_path / "fake.pdf"
-    fake.write_text("just text")
+    fake.write_bytes(b"GIF89a" + bytes(200))  # a type Folio does not read (text files it reads)
     empty = tmp_path / "empty.pdf"
     empty.touch()
     files = [
@@ -94,3 +94,43 @@ def test_models_add_refuses_non_gguf(tmp_path: Path) -> None:
 def test_ask_rejects_a_bad_max_tokens() -> None:
     code, _, err = run_folio("ask", "doc.pdf", "question?", "--max-tokens", "0")
     assert code == 2 and "--max-tokens: must be 1 or more" in err
+
+
+def test_folio_add_shows_page_progress_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading that takes more than a moment (a scan being OCR'd) shows a bar and the page on stderr."""
+    import io
+    import sys
+
+    from app.cli import PageProgress
+    from ingest.progress import ReadProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    progress = PageProgress("scan.pdf")
+    progress(ReadProgress(1, 4, "page 1 of 4"))  # at once: nothing shown yet
+    assert terminal.getvalue() == ""
+    progress.started -= PageProgress.AFTER_S
+    progress(ReadProgress(3, 4, "page 3 of 4"))
+    assert "\r[##################------] scan.pdf: page 3 of 4" in terminal.getvalue()
+    progress.clear()
+    assert terminal.getvalue().endswith("\r")
+
+
+def test_models_list_says_which_files_carry_mtp_layers(tmp_path: Path, folio_home: Path, tiny_qwen35: Path) -> None:
+    import dataclasses
+
+    from tests.fixtures.tiny_qwen35 import TINY, write_qwen35_gguf
+
+    with_mtp = write_qwen35_gguf(tmp_path / "tiny-mtp.gguf", dataclasses.replace(TINY, mtp_layers=1))
+    for path in (tiny_qwen35, with_mtp):
+        code, _, err = run_folio("models", "add", str(path))
+        assert code == 0, err
+    code, out, err = run_folio("models", "list")
+    assert code == 0, err
+    rows = {line.rsplit("/", 1)[-1]: line for line in out.splitlines() if line.endswith(".gguf")}
+    assert "  MTP 1 " in rows["tiny-mtp.gguf"] and "no MTP" in rows["tiny-qwen35.gguf"]
+    assert "MTP 1" not in rows["tiny-qwen35.gguf"]

@@ -7,6 +7,7 @@ import pytest
 
 from app.context import AppContext
 from app.errors import USER_ERRORS, one_line
+from ingest.document import FLOWING_KINDS
 from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"real-world corpus not found at {CORPUS}")
@@ -19,7 +20,6 @@ EXPECTED_REJECTIONS = {
     "odd_pdfs/print_protection.pdf": "password required",
     "odd_pdfs/hugemono.pdf": "decompression bomb",
     "odd_pdfs/issue15590.pdf": "no pages",
-    "MANIFEST.tsv": "unsupported file type",
 }
 PASSWORDS = {"odd_pdfs/password.pdf": "password", "odd_pdfs/print_protection.pdf": "1234"}
 
@@ -52,11 +52,10 @@ def test_corpus_file_is_added_or_rejected_in_one_line(ctx: AppContext, relpath: 
         assert _tables(ctx) == before
         if relpath in EXPECTED_REJECTIONS:
             assert EXPECTED_REJECTIONS[relpath] in message
-        elif path.suffix.lower() in (".txt", ".md", ".csv"):
-            assert "unsupported file type (it looks like a plain text file)" in message
         else:
             assert path.suffix.lower() not in (".mp4", ".webm", ".tif", ".jpg", ".png"), message
             assert not relpath.startswith(("contracts_pdf/", "scans/")), message
+            assert path.suffix.lower() not in (".txt", ".md", ".tsv", ".csv"), message  # text files are read
         return
     assert relpath not in EXPECTED_REJECTIONS, f"{relpath} should have been rejected"
     doc = result.document
@@ -65,13 +64,17 @@ def test_corpus_file_is_added_or_rejected_in_one_line(ctx: AppContext, relpath: 
     for segment in segments:
         if doc.kind == "video":
             assert segment.t_seconds is not None and segment.image_blob
+        elif doc.kind in FLOWING_KINDS:  # paragraphs: a clause number only where the text has one
+            assert segment.page is not None and 1 <= segment.page <= doc.page_count
         else:
             assert segment.page is not None and 1 <= segment.page <= doc.page_count and segment.label
     if doc.kind == "video":
         assert doc.duration_s and doc.duration_s > 1
         assert ctx.library.contact_sheet(doc.id)
-    if relpath.startswith("scans/"):
-        assert any(p.scanned for p in ctx.library.pages(doc.id))
+    if relpath.startswith("scans/") and doc.kind != "text":
+        pages = ctx.library.pages(doc.id)
+        assert any(p.scanned for p in pages)
+        assert all(p.ocr for p in pages if p.scanned)  # a fresh install reads scans with its own OCR
 
 
 @pytest.mark.parametrize("relpath", sorted(PASSWORDS))

@@ -6,18 +6,25 @@ from pathlib import Path
 
 import pytest
 
-from app.citations import DocumentIndex
 from app.context import AppContext
-from app.extraction import (
+from app.extraction_cells import (
+    ADDED,
     BAD_PAGE,
     NO_QUOTE,
-    PAGE_CORRECTED,
+    OFFERED,
+    QUOTE_LACKS_VALUE,
     QUOTE_NOT_FOUND,
-    document_units,
-    extraction_messages,
-    resolve_cited,
-    verify_cell,
+    QUOTED,
+    SUPPORTED,
+    UNSUPPORTED,
+    WRONG_PAGE,
+    cell_from_answer,
+    cited_anchors,
+    ground_cell,
 )
+from app.extraction_prompt import FieldAsk, extraction_messages
+from app.grounding import Sources
+from app.search import Passage
 from app.session import prompt_documents
 from app.templates import TemplateStore
 from assets import read_text
@@ -39,7 +46,9 @@ def test_extraction_prompt_shares_the_chat_prefix(ctx: AppContext, contract_pdf:
         enable_thinking=False,
     )
     extraction = render_prompt(
-        template, extraction_messages(prompt_documents(ctx, [doc.id]), fields), enable_thinking=False
+        template,
+        extraction_messages(prompt_documents(ctx, [doc.id]), [FieldAsk(f) for f in fields]),
+        enable_thinking=False,
     )
     # The engine's state cache keys on this prefix: the same bytes, the same split into parts.
     assert extraction.prefix == chat.prefix
@@ -48,31 +57,72 @@ def test_extraction_prompt_shares_the_chat_prefix(ctx: AppContext, contract_pdf:
     assert all(f'"{f.key}"' in question for f in fields)
 
 
-def test_units_and_cited_anchors(ctx: AppContext, tmp_path: Path) -> None:
+def test_cells_are_grounded_as_chat_claims(ctx: AppContext, tmp_path: Path) -> None:
+    """The chat's grounding (app.grounding) decides a cell's verdict; the page markers a model writes
+    in a cell are read as the chat's citations."""
     pdf = make_text_pdf(tmp_path / "l.pdf", ["Cover page", "Fees are 10 EUR.", "Governed by French law."],
                         labels=[{"startpage": 0, "prefix": "", "style": "r", "firstpagenum": 1},
                                 {"startpage": 1, "prefix": "", "style": "D", "firstpagenum": 1}])  # fmt: skip
     doc = ctx.library.add(pdf).document
-    units = document_units(ctx, doc.id)
-    assert [(u.page, u.label) for u in units] == [(1, "i"), (2, "1"), (3, "2")]
-    index = DocumentIndex(ctx.library.page_labels(doc.id), doc.page_count, None, lambda _p: "")
-    assert resolve_cited("2", units, index) == [2]
-    assert resolve_cited("[p. i]", units, index) == [0]
-    assert resolve_cited("page 1", units, index) == [1]
-    assert resolve_cited("p. 9", units, index) == []
-    assert resolve_cited("t 00:00:05", units, index) == []  # no timed units in a PDF
+    sources = Sources.load(ctx, [doc.id])
+    assert [(u.page, u.label) for u in sources.units] == [(1, "i"), (2, "1"), (3, "2")]
+    assert [c.page for c in cited_anchors("2", sources)] == [3]
+    assert [c.page for c in cited_anchors("[p. i]", sources)] == [1]
+    assert [c.page for c in cited_anchors("page 1", sources)] == [2]
+    assert [c.page for c in cited_anchors("p. 9", sources)] == [None]  # an anchor to nothing
+    assert cited_anchors("t 00:00:05", sources)[0].t_seconds is None  # no timed text in a PDF
+    assert cited_anchors(" ", sources) == []
 
-    def cell(quote: str, page: str) -> tuple[str, int | None, tuple[str, ...]]:
-        c = verify_cell(doc.id, "k", {"value": "v", "quote": quote, "page": page}, units, index, 0.9)
-        return c.quote_status, c.page, c.flags
+    def check(value: str, quote: str, page: str) -> tuple[str, int | None, tuple[str, ...]]:
+        g = ground_cell(sources, value, quote, page, 0.9, "Governing Law")
+        return g.verdict, g.grounding.page, g.flags
 
-    assert cell("Governed by French law", "2") == ("exact", 3, ())
-    assert cell("Governed by French law", "1") == ("exact", 3, (PAGE_CORRECTED,))
-    assert cell("Governed by German law", "2") == ("not_found", 3, (QUOTE_NOT_FOUND,))
-    assert cell("Fees are 10 EUR", "9") == ("exact", 2, (BAD_PAGE,))
-    assert cell("", "") == ("empty", None, (NO_QUOTE,))
-    missing = verify_cell(doc.id, "k", None, units, index, 0.9)
-    assert not missing.found and missing.display == "not found" and missing.flags == ()
+    assert check("French law", "Governed by French law", "2") == (QUOTED, 3, ())
+    assert check("French law", "Governed by French law", "1") == (WRONG_PAGE, 3, ())
+    assert check("French law", "Governed by French law", "") == (ADDED, 3, ())
+    # Quoted words that do not hold the value: not the value's evidence (no page holds 'France').
+    assert check("France", "Governed by French law", "2") == (UNSUPPORTED, None, (QUOTE_LACKS_VALUE,))
+    assert check("10 EUR", "Governed by French law", "2") == (WRONG_PAGE, 2, (QUOTE_LACKS_VALUE,))
+    # Too short to look for alone, the value is read under its field's name, as a sentence under a heading.
+    assert check("French law", "Governed by German law", "2") == (SUPPORTED, 3, (QUOTE_NOT_FOUND,))
+    assert check("German law", "Governed by German law", "2") == (UNSUPPORTED, None, (QUOTE_NOT_FOUND,))
+    assert check("10 EUR", "Fees are 10 EUR", "9") == (WRONG_PAGE, 2, (BAD_PAGE,))
+    assert check("", "", "") == (UNSUPPORTED, None, (NO_QUOTE,))
+
+
+def test_cells_from_answers_keep_what_the_model_said(ctx: AppContext, tmp_path: Path) -> None:
+    """A quote that is not in the document stays visible as unsupported, never 'not stated'."""
+    doc = ctx.library.add(make_text_pdf(tmp_path / "c.pdf", ["Fees are 10 EUR.", "Governed by French law."])).document
+    fields = {f.key: f for f in TemplateStore.for_config(ctx.paths.config_dir).get("contract_review").fields}
+    sources = Sources.load(ctx, [doc.id])
+    law, cap = fields["governing_law"], fields["cap_on_liability"]
+    answer = {"evidence": "Governed by French law.", "page": "2", "answer": "French law"}
+    found = cell_from_answer(doc.id, FieldAsk(law), answer, sources)
+    assert (found.found, found.verdict, found.page, found.display) == (True, QUOTED, 2, "French law")
+    looked = cell_from_answer(doc.id, FieldAsk(law), {**answer, "answer": "Not stated."}, sources)
+    assert (looked.found, looked.display, looked.quote) == (False, "not stated", "Governed by French law.")
+    invented = cell_from_answer(
+        doc.id, FieldAsk(law), {"evidence": "Governed by the laws of Texas.", "page": "2", "answer": "Texas"}, sources
+    )
+    assert (invented.found, invented.verdict, invented.display) == (True, UNSUPPORTED, "Texas")
+    assert QUOTE_NOT_FOUND in invented.flags
+    none = cell_from_answer(doc.id, FieldAsk(law), {"evidence": "", "answer": "not stated"}, sources)
+    assert (none.found, none.verdict, none.display) == (False, "", "not stated")
+    clause = {"clause": "Fees are 10 EUR.", "page": "1", "present": "yes"}
+    assert cell_from_answer(doc.id, FieldAsk(cap), clause, sources).display == "Yes"
+    rejected = cell_from_answer(doc.id, FieldAsk(cap), {**clause, "present": "no"}, sources)
+    assert (rejected.found, rejected.display, rejected.quote) == (False, "No", "Fees are 10 EUR.")
+    absent = cell_from_answer(doc.id, FieldAsk(cap), {"clause": "", "present": "no"}, sources)
+    assert (absent.found, absent.display, absent.verdict) == (False, "No", "")
+    # A clause picked from the passages the word search offered carries the passage as its quote.
+    offered = FieldAsk(cap, candidates=(Passage(1, None, "Fees are 10 EUR."), Passage(2, None, "Governed by French")))
+    picked = cell_from_answer(doc.id, offered, {"passage": 1, "present": "yes"}, sources)
+    assert (picked.found, picked.quote, picked.page, picked.verdict) == (True, "Fees are 10 EUR.", 1, QUOTED)
+    assert OFFERED in picked.flags
+    judged = cell_from_answer(doc.id, offered, {"passage": 2, "present": "no"}, sources)
+    assert (judged.found, judged.quote, judged.display) == (False, "Governed by French", "No")
+    none_of_them = cell_from_answer(doc.id, offered, {"passage": 0, "present": "no"}, sources)
+    assert (none_of_them.found, none_of_them.quote, none_of_them.flags) == (False, "", ())
 
 
 COMMANDS = [

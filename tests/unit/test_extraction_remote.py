@@ -15,7 +15,7 @@ from tests.fixtures.openai_stub import StubHandler, delta, stub_server
 
 
 def test_extraction_over_a_model_server(ctx: AppContext, contract_pdf: Path) -> None:
-    answer = {"governing_law": {"value": "Delaware", "quote": "the laws of the State of Delaware", "page": "4"}}
+    answer = {"governing_law": {"evidence": "the laws of the State of Delaware", "page": "4", "answer": "Delaware"}}
 
     def reply(h: StubHandler, body: dict[str, Any]) -> None:
         h.start_stream()
@@ -39,5 +39,8 @@ def test_extraction_over_a_model_server(ctx: AppContext, contract_pdf: Path) -> 
     assert "Master Services Agreement" in body["messages"][0]["content"]  # the same system + document turn
     cell = service.table(run_id).cell(doc.id, "governing_law")
     assert cell is not None and cell.value == "Delaware" and cell.quote_status == "exact" and cell.page == 4
+    assert cell.verdict == "quoted"
+    # Strict structured output wants an object at the root; the cell's two branches sit inside it.
+    assert schema["type"] == "object" and len(schema["properties"]["governing_law"]["anyOf"]) == 2
     run = service.run_info(run_id)
     assert run.model_sha256 == "server:stub-model at 127.0.0.1:" + url.rsplit(":", 1)[1]

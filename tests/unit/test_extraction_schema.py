@@ -1,4 +1,5 @@
-"""The answer schema: llama.cpp accepts it, the size bound holds, the checker agrees with it."""
+"""The answer schema: evidence first, 'not stated' only after empty evidence; llama.cpp accepts it,
+the size bound holds, the checker agrees with it."""
 
 from __future__ import annotations
 
@@ -7,9 +8,18 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.extraction_schema import PAGE_CHARS, group_schema, max_output_bytes, max_output_chars, schema_errors
+from app.extraction_schema import (
+    MIN_EVIDENCE_CHARS,
+    NOT_STATED,
+    PAGE_CHARS,
+    group_schema,
+    max_output_bytes,
+    max_output_chars,
+    schema_errors,
+)
 
-KEYS = ["governing_law", "parties", "cap_on_liability"]
+FIELDS = [("governing_law", False, 0), ("parties", False, 0), ("cap_on_liability", True, 0), ("audit_rights", True, 3)]
+KEYS = [k for k, _, _ in FIELDS]
 
 # Characters the JSON grammar allows in a string, including the ones that need a 6-byte escape.
 CHARS = st.characters(codec="utf-8", exclude_categories=("Cs",))
@@ -18,21 +28,32 @@ CHARS = st.characters(codec="utf-8", exclude_categories=("Cs",))
 @st.composite
 def answers(draw: st.DrawFn, value_chars: int, quote_chars: int) -> dict[str, object]:
     out: dict[str, object] = {}
-    for key in KEYS:
-        if draw(st.booleans()):
-            out[key] = None
+    for key, yes_no, candidates in FIELDS:
+        looked = draw(st.booleans())
+        if candidates:
+            picked = draw(st.integers(0, candidates))
+            out[key] = {"passage": picked, "present": draw(st.sampled_from(["yes", "no"])) if picked else "no"}
+            continue
+        evidence = draw(st.text(CHARS, min_size=MIN_EVIDENCE_CHARS, max_size=quote_chars)) if looked else ""
+        page = draw(st.text(CHARS, min_size=1, max_size=PAGE_CHARS))
+        if yes_no:
+            present = draw(st.sampled_from(["yes", "no"]))
+            out[key] = (
+                {"clause": evidence, "page": page, "present": present} if looked else {"clause": "", "present": "no"}
+            )
         else:
-            out[key] = {
-                "value": draw(st.text(CHARS, min_size=1, max_size=value_chars)),
-                "quote": draw(st.text(CHARS, max_size=quote_chars)),
-                "page": draw(st.text(CHARS, max_size=PAGE_CHARS)),
-            }
+            value = draw(st.text(CHARS, min_size=1, max_size=value_chars))
+            out[key] = (
+                {"evidence": evidence, "page": page, "answer": value}
+                if looked
+                else {"evidence": "", "answer": NOT_STATED}
+            )
     return out
 
 
 @given(answers(10, 20))
 def test_every_valid_answer_fits_the_token_bound(answer: dict[str, object]) -> None:
-    schema = group_schema(KEYS, 10, 20)
+    schema = group_schema(FIELDS, 10, 20)
     assert schema_errors(schema, answer) == []
     # The longest possible rendering: every character escaped, a space after every literal.
     escaped = json.dumps(answer, ensure_ascii=True, separators=(" , ", " : "))
@@ -41,23 +62,43 @@ def test_every_valid_answer_fits_the_token_bound(answer: dict[str, object]) -> N
     assert len(plain) <= max_output_chars(schema) or any(ord(c) > 0xFFFF for c in plain)
 
 
-def test_checker_rejects_what_the_schema_forbids() -> None:
-    schema = group_schema(KEYS, 5, 10)
+def test_not_stated_only_after_empty_evidence() -> None:
+    schema = group_schema(FIELDS, 20, 60)
+    law = {"evidence": "governed by the laws of Delaware", "page": "4", "answer": "Delaware"}
+    clause = {"clause": "liability shall not exceed the fees paid", "page": "5", "present": "yes"}
     good = {
-        "governing_law": {"value": "DE", "quote": "Delaware", "page": "4"},
-        "parties": None,
-        "cap_on_liability": None,
+        "governing_law": law,
+        "parties": {"evidence": "", "answer": NOT_STATED},
+        "cap_on_liability": clause,
+        "audit_rights": {"passage": 2, "present": "yes"},
     }
     assert schema_errors(schema, good) == []
+    assert schema_errors(schema, {**good, "cap_on_liability": {**clause, "present": "no"}}) == []  # looked, judged no
+    assert schema_errors(schema, {**good, "cap_on_liability": {"clause": "", "present": "no"}}) == []
     assert schema_errors(schema, {**good, "extra": None})
     assert schema_errors(schema, {k: v for k, v in good.items() if k != "parties"})
-    assert schema_errors(schema, {**good, "parties": {"value": "", "quote": "", "page": ""}})  # empty value
-    assert schema_errors(schema, {**good, "parties": {"value": "toolongvalue", "quote": "", "page": ""}})
-    assert schema_errors(schema, {**good, "parties": "Acme"})
+    assert schema_errors(schema, {**good, "parties": None})  # no null: 'not stated' is a deliberate answer
+    assert schema_errors(schema, {**good, "parties": {"evidence": "", "answer": "Acme"}})  # a value needs evidence
+    assert schema_errors(schema, {**good, "parties": {"evidence": "", "page": "1", "answer": NOT_STATED}})
+    assert schema_errors(schema, {**good, "parties": {"evidence": "Acme", "page": "1", "answer": "Acme"}})  # too short
+    assert schema_errors(schema, {**good, "governing_law": {**law, "answer": ""}})
+    assert schema_errors(schema, {**good, "governing_law": {**law, "answer": "x" * 21}})
+    assert schema_errors(schema, {**good, "cap_on_liability": {"clause": "", "present": "yes"}})  # yes needs a clause
+    assert schema_errors(schema, {**good, "cap_on_liability": {**clause, "present": "maybe"}})
+    # A clause picked from the offered passages: a passage number (0: none, then only 'no').
+    assert schema_errors(schema, {**good, "audit_rights": {"passage": 1, "present": "no"}}) == []
+    assert schema_errors(schema, {**good, "audit_rights": {"passage": 0, "present": "no"}}) == []
+    assert schema_errors(schema, {**good, "audit_rights": {"passage": 0, "present": "yes"}})
+    assert schema_errors(schema, {**good, "audit_rights": {"passage": 4, "present": "yes"}})
+    assert schema_errors(schema, {**good, "audit_rights": {"passage": True, "present": "yes"}})  # true is not 1
 
 
-def test_llama_cpp_turns_the_schema_into_a_grammar() -> None:
+def test_evidence_comes_first_in_the_grammar() -> None:
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-    gbnf = json_schema_to_gbnf(json.dumps(group_schema(KEYS, 4, 6)))
-    assert "governing_law" in gbnf and "null" in gbnf
+    gbnf = json_schema_to_gbnf(json.dumps(group_schema(FIELDS, 4, 16)))
+    assert "governing_law" in gbnf and "null" not in gbnf and '\\"not stated\\"' in gbnf
+    rules = dict(line.split(" ::= ", 1) for line in gbnf.splitlines() if " ::= " in line)
+    found, none = rules["governing-law-0"], rules["governing-law-1"]
+    assert found.index("evidence") < found.index("page") < found.index("answer")
+    assert rules["governing-law-1-evidence"] == '"\\"\\""' and "page" not in none  # empty evidence, then only this

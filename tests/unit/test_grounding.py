@@ -99,6 +99,13 @@ def test_the_api_grounds_one_extraction_cell() -> None:
     assert sources.ground("EUR 300,000", context="Annual Rent").verdict == UNSUPPORTED
 
 
+def test_a_hyphenated_name_is_found_as_its_words() -> None:
+    sources = Sources.from_pages(["NON-COMPETITION AGREEMENT\nThis Agreement is made by Acme Corp. and Beta LLC."])
+    title = "The Non-Competition Agreement"
+    assert sources.ground(title, quote="NON-COMPETITION AGREEMENT", cited=(Cited(page=1),)).verdict == QUOTED
+    assert sources.ground("The Non-Solicitation Agreement", cited=(Cited(page=1),)).verdict == UNSUPPORTED
+
+
 # -- real contracts (CUAD, ../shared/corpus) ----------------------------------------------------
 GAINSCO = CORPUS / "contracts_pdf" / "GAINSCOINC_01_21_2010-EX-10.41-SPONSORSHIP AGREEMENT.PDF"
 FUSE = CORPUS / "contracts_pdf" / "FuseMedicalInc_20190321_10-K_EX-10.43_11575454_EX-10.43_Distributor Agreement.pdf"
@@ -186,3 +193,71 @@ def test_verdicts_are_stored_with_the_message_and_read_back(ctx, contract: Sourc
     assert len(conversations.message(message).claims) == 1
     conversations.delete(conversation)
     assert ctx.db.execute("SELECT count(*) FROM claims").fetchone()[0] == 0
+
+
+# -- Word files and e-mails: clauses, paragraphs and attachments --------------------------------
+def test_word_clauses_ground_like_pages_with_tracked_changes_read_as_accepted(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The LibreOffice-written contract: clause 2.1's payment term was changed from thirty to sixty
+    days with tracked changes; claims cite [§ 2.1] and get their verdicts by clause."""
+    from app.citation_targets import claim_targets
+    from app.verdicts import mark
+    from tests.fixtures.office import DELETED_BY, libreoffice_contract, soffice
+
+    if soffice() is None:
+        pytest.skip("LibreOffice not installed (apt-get install libreoffice-writer-nogui)")
+    doc = ctx.library.add(libreoffice_contract(tmp_path)).document
+    sources = Sources.load(ctx, [doc.id])
+    clause = next(s.page for s in ctx.library.segments(doc.id) if s.label == "2.1")
+
+    def grounded(answer: str) -> tuple[str, int | None, str, str | None]:
+        (verdict,) = ground_answer(answer, sources).claims
+        g = verdict.grounding
+        return g.verdict, g.page, g.place, mark(verdict.to_dict())
+
+    payable = "Invoices are payable within sixty (60) days of receipt"
+    assert grounded(f"{payable} [§ 2.1].") == (SUPPORTED, clause, "§ 2.1", "✓ supported § 2.1")
+    quoted = 'Invoices are payable "within sixty (60) days of receipt" [§ 2.1].'
+    assert grounded(quoted)[:3] == (QUOTED, clause, "§ 2.1")
+    assert grounded(f"{payable} [§ 1.1].") == (WRONG_PAGE, clause, "§ 2.1", "⚠ found on § 2.1")
+    assert grounded(f"{payable}.")[:3] == (ADDED, clause, "§ 2.1")
+    assert grounded(f"{payable} [¶ {clause}].")[:3] == (SUPPORTED, clause, "§ 2.1")
+    # What was deleted, and by whom, is in the document too.
+    assert grounded(f"{DELETED_BY} deleted thirty (30) [§ 2.1].")[0] == SUPPORTED
+    assert grounded("Invoices are payable within ninety (90) days of receipt [§ 2.1].")[0] == UNSUPPORTED
+    # The mark opens the clause with the passage to mark.
+    (target,) = claim_targets([v.to_dict() for v in ground_answer(f"{payable} [§ 2.1].", sources).claims], [doc.id])
+    assert target is not None and (target.document_id, target.page) == (doc.id, clause)
+    assert "sixty (60) days of receipt" in target.passage
+
+
+def test_an_emails_attachments_are_grounded_as_their_own_documents(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An e-mail with a PDF and a Word attachment: '[attachment 1, p. 1]' is the PDF's page 1,
+    '[attachment 2, § 2]' the Word file's clause 2; the verdict opens the attachment itself."""
+    from app.citation_targets import claim_targets
+    from tests.fixtures.office import draft_email
+
+    email = ctx.library.add(draft_email(tmp_path)).document
+    parts = {a.position: a.document_id for a in ctx.library.attachments(email.id)}
+    sources = Sources.load(ctx, [email.id])
+
+    def grounded(answer: str) -> tuple[str, int | None, int | None, str]:
+        (verdict,) = ground_answer(answer, sources).claims
+        g = verdict.grounding
+        return g.verdict, g.document_id, g.page, g.place
+
+    notice = "The notice period is ninety days"
+    page = next(s.page for s in ctx.library.segments(parts[1]) if "notice period" in s.text)
+    assert grounded(f"{notice} [attachment 1, p. {page}].") == (SUPPORTED, parts[1], page, f"attachment 1, p. {page}")
+    assert grounded(f"{notice}.")[:3] == (ADDED, parts[1], page)
+    # A Word file has no pages: the citation points nowhere, and Folio shows where the sentence is.
+    assert grounded(f"{notice} [attachment 2, p. {page}].")[:3] == (WRONG_PAGE, parts[1], page)
+    buyer = "The buyer pays within thirty days of delivery"
+    assert grounded(f"{buyer} [attachment 2, § 2].")[:2] == (SUPPORTED, parts[2])
+    assert grounded(f"{buyer} [§ 2].")[0] == WRONG_PAGE  # the e-mail itself has no clause 2
+    # The e-mail's own body, cited by paragraph.
+    body = next(s.page for s in ctx.library.segments(email.id) if "sixty days" in s.text)
+    said = f"Clause 2.1 now gives sixty days for payment [¶ {body}]."
+    assert grounded(said) == (SUPPORTED, email.id, body, f"¶ {body}")
+    claims = [v.to_dict() for v in ground_answer(f"{notice} [attachment 1, p. {page}].", sources).claims]
+    (target,) = claim_targets(claims, [email.id])
+    assert target is not None and (target.document_id, target.page) == (parts[1], page)

@@ -66,3 +66,21 @@ def test_a_dead_child_costs_only_its_file(contract_pdf: Path, method: str) -> No
         assert reader.load(contract_pdf).sha256 == ingest_load(contract_pdf).sha256  # a new child reads the next
     finally:
         reader.close()
+
+
+def test_pages_read_in_the_child_are_reported_here_as_they_finish(tmp_path: Path) -> None:
+    """OCR in the child takes seconds a page: each page's progress reaches the caller while it reads,
+    and the Document that comes back holds the OCR words with their boxes."""
+    from ingest.progress import ReadProgress
+    from tests.fixtures.media import make_scan, make_scanned_pdf, render_text_page
+
+    pdf = make_scanned_pdf(tmp_path / "scans.pdf", [make_scan(render_text_page(), degrees=1.0)] * 3)
+    heard: list[tuple[ReadProgress, str]] = []
+    reader = IngestProcess()
+    try:
+        doc = reader.load(pdf, progress=lambda p: heard.append((p, threading.current_thread().name)))
+    finally:
+        reader.close()
+    assert [(p.done, p.total) for p, _thread in heard] == [(1, 3), (2, 3), (3, 3)]
+    assert {thread for _p, thread in heard} == {threading.current_thread().name}  # on the calling thread
+    assert all(p.ocr for p in doc.pages) and any(s.words for s in doc.segments)

@@ -77,7 +77,7 @@ def test_page_labels_are_kept(ctx: AppContext, tmp_path: Path) -> None:
 
 def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     fake = tmp_path / "fake.pdf"
-    fake.write_text("Dear client, this is a plain letter, not a PDF.")
+    fake.write_bytes(b"GIF89a" + bytes(200))  # a picture format Folio does not read (text files it does)
     empty = tmp_path / "empty.pdf"
     empty.write_bytes(b"")
     truncated = tmp_path / "truncated.pdf"

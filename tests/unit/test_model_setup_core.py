@@ -96,6 +96,7 @@ def test_the_plan_for_the_active_model_in_plain_lines(qwen35_home: Path) -> None
     assert "The planner chose: context" in text and f"KV cache {result.plan.kv_type}" in text
     assert "Predicted memory:" in text and "weights" in text
     assert "Vision file: none" in text and "not Qwen3.5" not in text
+    assert "no MTP layers (drafts come from the documents only)" in text  # read from the file's header
 
 
 def test_starter_status_offers_the_file_beside_the_installer(  # type: ignore[no-untyped-def]

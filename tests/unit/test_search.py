@@ -85,3 +85,18 @@ def test_cli_search(contract_pdf: Path) -> None:
     assert "[thirty]" in out and "[invoice]" in out
     code, out, _ = run_folio("search", "zebra")
     assert code == 0 and out.strip() == "No matches."
+
+
+def test_document_pages_rank_one_documents_pages(ctx: AppContext, tmp_path: Path) -> None:
+    pages = ["Fees and payment.", "The Supplier may audit the books and records.", "Audit rights survive.", "Misc."]
+    doc = ctx.library.add(make_text_pdf(tmp_path / "a.pdf", pages)).document.id
+    other = ctx.library.add(make_text_pdf(tmp_path / "b.pdf", ["Audit audit audit books records."])).document.id
+    search = Search(ctx.db)
+    assert search.document_pages(doc, ["audit", "books", "records"]) == [2, 3]
+    assert search.document_pages(doc, ["audit"], limit=1) in ([2], [3])
+    assert search.document_pages(other, ["audit"]) == [1]
+    assert search.document_pages(doc, ["escrow"]) == [] and search.document_pages(doc, ['"', "*"]) == []
+    # The passages are the page's own words around the match, trimmed to the asked number of tokens.
+    found = search.document_passages(doc, ["audit", "books"], limit=2, tokens=4)
+    assert [p.page for p in found] == [2, 3] and found[0].text == "audit the books and"
+    assert found[1].text == "Audit rights survive." and found[0].label == "2"

@@ -51,6 +51,8 @@ def test_settings_round_trip_with_schema_version(tmp_path: Path) -> None:
         ("schema_version = 99\n", "newer Folio"),
         ('schema_version = 1\nthreads = "four"\n', "wrong kind"),
         ('schema_version = 1\nkv_cache_type = "q3"\n', "kv_cache_type"),
+        ("schema_version = 1\ndraft_tokens = 0\n", "draft_tokens must be between 1 and 16"),
+        ("schema_version = 1\nspeculative = 1\n", "wrong kind"),
     ],
 )
 def test_bad_settings_give_one_clear_line(tmp_path: Path, content: str, fragment: str) -> None:

@@ -248,3 +248,34 @@ def test_a_killed_drawing_child_is_replaced_and_a_crash_costs_one_page(ctx, tmp_
         assert content.pixels is not None and content.highlight is not None and content.highlight.exact
     finally:
         renderer.close()
+
+
+def test_a_quote_on_a_scanned_page_is_verified_and_marked_from_its_ocr_words(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A scan read by the default OCR: its words are searched (FTS5), a quote from it verified, and
+    marked line by line on the page as on a text PDF."""
+    from app.citations import check, find_citations
+    from app.grounding import document_indexes
+    from app.page_render import PageRenderer
+    from app.search import Search
+    from tests.fixtures.media import make_scan, make_scanned_pdf, render_text_page
+
+    pdf = make_scanned_pdf(tmp_path / "scan.pdf", [make_scan(render_text_page(), degrees=2)])
+    doc = ctx.library.add(pdf).document
+    (hit,) = Search(ctx.db).query("forty thousand", conversations=False)
+    assert (hit.document_id, hit.page) == (doc.id, 1)
+    quote = "shall pay the sum of forty thousand dollars within thirty days"
+    (cited,) = check(find_citations(f'"{quote}" [p. 1]'), document_indexes(ctx, [doc.id]))
+    assert cited.valid and cited.quote_found
+    renderer = PageRenderer(ctx.library)
+    try:
+        content = renderer.content(doc, 1, 1.0, quote=quote, terms=("forty",))
+    finally:
+        renderer.close()
+    assert content.png is not None and content.highlight is not None and content.highlight.exact
+    lines = content.highlight.rects
+    assert len(lines) == 2  # the quote runs over two printed lines: one mark each
+    for x0, y0, x1, y1 in lines:
+        assert 0 <= x0 < x1 <= 595 and 0 <= y0 < y1 <= 842 and y1 - y0 < 40
+    assert lines[0][1] < lines[1][1]
+    (term,) = content.terms
+    assert lines[0][0] <= term[0] < term[2] <= lines[0][2] and lines[0][1] <= term[1] < lines[0][3]  # 'forty'

@@ -1,0 +1,331 @@
+"""Write an answer token by token, or several tokens per step when a drafter guesses them right.
+
+Speculative decoding, exact. A drafter (inference.drafters) guesses the next tokens d1..dk after the
+pending token t; the model evaluates [t, d1..dk] in one batch, which gives its own next-token
+logits after each of them. Walking the rows in order, the sampler (the full chain: grammar,
+top-k, presence penalty, top-p, min-p, temperature, then a draw; or greedy) draws a token from each
+row, exactly as a plain run draws from each step's logits. A drawn token equal to the draft is kept
+and the walk goes on; the first one that differs is kept instead of the draft and ends the step,
+and the drafts after it are taken back out of the context. For a deterministic draft x this is the
+standard accept/reject rule: x survives with probability p(x) under the chain's final
+distribution, and on rejection the token comes from p with x removed, renormalised. So the answer
+follows the model's distribution unchanged; greedy answers are the plain run's tokens, and with the
+same seed even sampled answers are, since every kept token costs the sampler one draw as before.
+
+One caveat, measured: llama.cpp's CPU kernels round differently for a batch of several tokens than
+for one (other matrix routines; row results even depend on the batch length), so the logits of a
+checked row can differ from a one-token decode: by ~1e-5 with F32 weights (tiny qwen35), by up to
+about one logit with Gemma 3 Q4_K_M. llama.cpp's own speculative server has the same property
+(ggml-org/llama.cpp#25618). Exactness is therefore: every token is the model's own draw, by the
+same sampler and RNG, from the logits llama.cpp computed for its position; a plain run can differ
+only where two candidates are within that rounding. With n_ubatch=1 every checked row is computed
+alone, equals a one-token decode bit for bit, and answers are identical (tests/e2e/test_speculative.py
+proves it that way, and at full batch speed shows greedy answers part only at such near-ties).
+
+Taking drafts back: attention caches drop the rejected positions; recurrent layers (Qwen3.5's
+Gated DeltaNet) cannot be rewound, so the context keeps one recurrent-state snapshot per token of
+its last batch (llama.cpp's `n_rs_seq`, as its own speculative server does for qwen35) and
+removing positions selects the snapshot. Drafts are never longer than that.
+
+`Pace` decides whether drafting pays: a batch of k+1 tokens costs far more than one token on a CPU.
+"""
+
+from __future__ import annotations
+
+import codecs
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from inference.drafters import MtpDrafter, PromptLookup
+from inference.errors import EngineError
+from inference.events import EngineEvent, TokenText
+from inference.llama_native import NativeContext, NativeModel, NativeSampler
+
+DEFAULT_DRAFT_TOKENS = 8
+
+
+@dataclass
+class DraftCounts:
+    drafted: int = 0  # drafted tokens the model checked
+    accepted: int = 0  # of those, the ones it would have written itself (kept in the answer)
+    by_kind: dict[str, tuple[int, int]] = field(default_factory=dict)  # kind -> (drafted, accepted)
+
+    def add(self, kind: str, drafted: int, accepted: int) -> None:
+        self.drafted += drafted
+        self.accepted += accepted
+        d, a = self.by_kind.get(kind, (0, 0))
+        self.by_kind[kind] = (d + drafted, a + accepted)
+
+
+@dataclass
+class _Fit:
+    """Decode seconds of a batch of n >= 2 tokens as a + b*n, least squares with forgetting."""
+
+    s0: float = 0.0
+    sn: float = 0.0
+    snn: float = 0.0
+    st: float = 0.0
+    snt: float = 0.0
+
+    def add(self, n: int, seconds: float, keep: float = 0.9) -> None:
+        self.s0 = self.s0 * keep + 1
+        self.sn = self.sn * keep + n
+        self.snn = self.snn * keep + n * n
+        self.st = self.st * keep + seconds
+        self.snt = self.snt * keep + n * seconds
+
+    def line(self, prior_slope: float) -> tuple[float, float] | None:
+        if self.s0 == 0:
+            return None
+        spread = self.s0 * self.snn - self.sn * self.sn
+        if spread > 1e-6 * self.s0 * self.s0:
+            b = max(0.0, (self.s0 * self.snt - self.sn * self.st) / spread)
+        else:
+            b = prior_slope  # one batch length seen so far: assume the usual growth
+        return (self.st - b * self.sn) / self.s0, b
+
+
+@dataclass
+class Pace:
+    """How many drafted tokens are worth checking, from measurements rather than assumptions.
+
+    Checking k drafts costs one decode of k+1 tokens plus the drafting, and pays when enough of them
+    are accepted. Pace keeps the time of a one-token decode, a line fitted to the time of batches,
+    and per kind of draft the rate at which drafted tokens are accepted; it picks the length with
+    the most expected tokens per second, or none when a plain step is faster. A kind turned down is
+    tried again after a growing number of tokens (8, 16, ... 256), so a quote that starts later in
+    the answer is still caught, at a small bounded cost when none comes."""
+
+    max_draft: int
+    single_s: float = 0.0  # one-token decode, seconds (moving average)
+    fit: _Fit = field(default_factory=_Fit)
+    acceptance: dict[str, float] = field(default_factory=dict)
+    draft_s: dict[str, float] = field(default_factory=dict)  # seconds to draft one token, by source
+    wait: dict[str, int] = field(default_factory=dict)  # plain tokens before trying a family again
+    backoff: dict[str, int] = field(default_factory=dict)
+
+    PRIOR_ACCEPTANCE: ClassVar[dict[str, float]] = {
+        "lookup+": 0.9,
+        "lookup4": 0.8,
+        "lookup3": 0.7,
+        "lookup2": 0.5,
+        "mtp": 0.6,
+    }
+    BATCH_BASE, BATCH_SLOPE = 1.6, 0.25  # prior batch cost in one-token decodes: base + slope * n
+    LEARN = 0.15
+
+    def decoded(self, n: int, seconds: float) -> None:
+        if n == 1:
+            self.single_s = seconds if not self.single_s else self.single_s * 0.8 + seconds * 0.2
+            for family in self.wait:
+                self.wait[family] -= 1
+        else:
+            self.fit.add(n, seconds)
+
+    def drafted(self, source: str, n: int, seconds: float) -> None:
+        if n:
+            per = seconds / n
+            old = self.draft_s.get(source)
+            self.draft_s[source] = per if old is None else old * 0.8 + per * 0.2
+
+    def checked(self, kind: str, drafted: int, accepted: int) -> None:
+        """Per-token acceptance, geometric: `accepted` successes, then one failure if any draft was refused."""
+        a = self.acceptance.get(kind, self.PRIOR_ACCEPTANCE.get(kind, 0.5))
+        for _ in range(accepted):
+            a += self.LEARN * (1 - a)
+        if accepted < drafted:
+            a -= self.LEARN * a
+        self.acceptance[kind] = a
+
+    def length(self, kind: str, available: int) -> int:
+        """Drafted tokens to check now (0: decode one token plainly)."""
+        limit = min(available, self.max_draft)
+        if limit <= 0:
+            return 0
+        family = kind.rstrip("+0123456789")
+        single = self.single_s or 1.0
+        line = self.fit.line(self.BATCH_SLOPE * single) or (self.BATCH_BASE * single, self.BATCH_SLOPE * single)
+        a = min(self.acceptance.get(kind, self.PRIOR_ACCEPTANCE.get(kind, 0.5)), 0.999)
+        per_draft = self.draft_s.get(family, 0.0)
+        best, best_rate = 0, 1.0 / single
+        for k in range(1, limit + 1):
+            expected = (1 - a ** (k + 1)) / (1 - a)  # the pending token plus the accepted run
+            rate = expected / (line[0] + line[1] * (k + 1) + per_draft * k)
+            if rate > best_rate:
+                best, best_rate = k, rate
+        if best:
+            self.backoff[family] = 8
+            return best
+        if self.wait.get(family, 0) > 0:
+            return 0
+        # Turned down: probe now and then, waiting longer after each probe that does not pay.
+        self.backoff[family] = min(self.backoff.get(family, 4) * 2, 256)
+        self.wait[family] = self.backoff[family]
+        return min(limit, 3)
+
+
+class Drafting:
+    """The drafters of one engine, kept in step with what its context holds, and their pace."""
+
+    def __init__(self, max_draft: int, mtp: MtpDrafter | None = None) -> None:
+        self.lookup = PromptLookup()
+        self.mtp = mtp
+        self.pace = Pace(max_draft)
+        self._run_end = -1  # where in the context the next token of an accepted lookup run lies
+
+    def close(self) -> None:
+        if self.mtp is not None:
+            self.mtp.close()
+            self.mtp = None
+
+    # -- while the prompt is read (only the MTP context follows it position by position) ----------
+    def follow(self, held: list[int], n_stable: int) -> None:
+        """The context was brought to hold `held` (its first n_stable tokens: the documents' prefix)."""
+        if self.mtp is not None:
+            self.mtp.sync(held, n_stable)
+
+    def read(self, tokens: list[int], pos0: int) -> None:
+        if self.mtp is not None:
+            self.mtp.decoded(tokens, pos0)
+
+    def read_image(self, n_pos: int) -> None:
+        if self.mtp is not None:
+            self.mtp.skipped(n_pos)
+
+    # -- while the answer is written ------------------------------------------------------------------
+    def begin(self, held: list[int], n_stable: int) -> None:
+        self.lookup.sync(held, n_stable)
+        self._run_end = -1
+
+    def decoded(self, tokens: list[int], pos0: int) -> None:
+        """The context evaluated `tokens` at pos0.. in its last batch, and keeps them."""
+        self.lookup.extend(tokens)
+        self.read(tokens, pos0)
+
+    def propose(self, pending: int, limit: int) -> tuple[str, list[int]]:
+        """(kind of draft, tokens) to check after `pending`; no tokens when drafting does not pay."""
+        if limit <= 0:
+            return "", []
+        draft, n, start = self.lookup.propose(pending, limit)
+        if draft:
+            kind = "lookup+" if start == self._run_end else f"lookup{n}"
+            k = self.pace.length(kind, len(draft))
+            if k:
+                self._run_end = start + k + 1  # if all k are accepted, the next token follows there
+                return kind, draft[:k]
+        if self.mtp is not None:
+            k = self.pace.length("mtp", limit)
+            if k:
+                began = time.perf_counter()
+                draft = self.mtp.propose(pending, k)
+                self.pace.drafted("mtp", len(draft), time.perf_counter() - began)
+                return "mtp", draft
+        return "", []
+
+    def checked(self, kind: str, drafted: int, accepted: int) -> None:
+        self.pace.checked(kind, drafted, accepted)
+        if kind.startswith("lookup") and accepted < drafted:
+            self._run_end = -1
+
+
+@dataclass
+class AnswerWriter:
+    """Samples an answer into a context that holds the prompt (`held`, updated in place)."""
+
+    ctx: NativeContext
+    model: NativeModel
+    sampler: NativeSampler
+    held: list[int]
+    cancelled: Callable[[], bool]
+    failed: Callable[[int], None]  # a decode failed: the engine brings `held` back in line (or raises)
+    lost: Callable[[], None]  # the context no longer matches `held` at all: the engine empties it
+    drafting: Drafting | None = None
+    rollback_limit: int = 1 << 30  # the most positions the context can take back (recurrent: n_rs_seq)
+    counts: DraftCounts = field(default_factory=DraftCounts)
+
+    def run(self, max_tokens: int, emit: Callable[[EngineEvent], None], first: Callable[[], None]) -> tuple[int, str]:
+        """(tokens written, stop reason: 'eos' | 'length' | 'cancelled')."""
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+        def say(tokens: list[int], final: bool = False) -> None:
+            text = "".join(decoder.decode(self.model.piece(t)) for t in tokens)
+            if final:
+                text += decoder.decode(b"", final=True)
+            if text:
+                emit(TokenText(text))
+
+        if max_tokens <= 0:
+            return 0, "length"
+        if self.cancelled():
+            return 0, "cancelled"
+        token = self.sampler.sample(self.ctx)
+        first()
+        count = 0
+        while True:
+            if self.model.is_eog(token):
+                say([], final=True)
+                return count, "eos"
+            count += 1
+            say([token])
+            if count >= max_tokens:
+                return count, "length"
+            if self.cancelled():
+                return count, "cancelled"
+            kind, drafts = self._drafts(token, max_tokens - count)
+            pos = len(self.held)
+            batch = [token, *drafts]
+            began = time.perf_counter()
+            rc = self.ctx.decode(batch, pos, want_logits=True, all_logits=bool(drafts))
+            if rc != 0:
+                self.failed(rc)
+                return count, "cancelled"
+            if self.drafting is not None:
+                self.drafting.pace.decoded(len(batch), time.perf_counter() - began)
+            self.held.extend(batch)
+            if not drafts:
+                if self.drafting is not None:
+                    self.drafting.decoded(batch, pos)
+                token = self.sampler.sample(self.ctx)
+                continue
+            # Walk the rows: row i holds the model's logits for the position after batch[i].
+            kept: list[int] = []
+            stop = ""
+            for i in range(len(drafts) + 1):
+                drawn = self.sampler.sample(self.ctx, i)
+                if i == len(drafts) or drawn != drafts[i]:
+                    token = drawn
+                    break
+                if self.model.is_eog(drawn):
+                    stop = "eos"
+                    break
+                kept.append(drawn)
+                count += 1
+                if count >= max_tokens:
+                    stop = "length"
+                    break
+            self._settle(kind, pos, batch, len(drafts), kept)
+            say(kept, final=stop == "eos")
+            if stop:
+                return count, stop
+
+    def _drafts(self, pending: int, room: int) -> tuple[str, list[int]]:
+        if self.drafting is None:
+            return "", []
+        kind, drafts = self.drafting.propose(pending, min(room, self.rollback_limit))
+        # Drafts the answer format's grammar refuses could never be drawn: drop them before checking.
+        return kind, drafts[: self.sampler.grammar_allows(drafts)]
+
+    def _settle(self, kind: str, pos: int, batch: list[int], drafted: int, kept: list[int]) -> None:
+        """Keep the pending token and the accepted drafts; take the rest back out of the context."""
+        assert self.drafting is not None
+        keep = 1 + len(kept)
+        if keep < len(batch):
+            if not self.ctx.trim(pos + keep):
+                self.lost()
+                raise EngineError("llama.cpp could not take back drafted tokens; ask again")
+            del self.held[pos + keep :]
+        self.drafting.decoded(batch[:keep], pos)
+        self.drafting.checked(kind, drafted, len(kept))
+        self.counts.add(kind, drafted, len(kept))

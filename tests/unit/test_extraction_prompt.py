@@ -1,0 +1,113 @@
+"""The words of one extraction request: field blocks, word-search hints, chosen pages, the design key."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from app.context import AppContext
+from app.extraction_prompt import (
+    FieldAsk,
+    PageChoice,
+    ask_field,
+    choose_pages,
+    design_key,
+    extraction_messages,
+    field_block,
+    pages_of,
+    search_words,
+)
+from app.search import Passage
+from app.session import prompt_documents
+from app.templates import TemplateField, TemplateStore
+from tests.fixtures.pdfs import make_text_pdf
+
+LAW = TemplateField("governing_law", "Governing Law", "Which law governs.", search="governed laws construed")
+AUDIT = TemplateField("audit_rights", "Audit Rights", "A party may audit books.", "yes_no", "audit inspect books")
+
+
+def test_field_blocks_ask_for_the_evidence_first() -> None:
+    text = field_block(FieldAsk(LAW, "A word search found likely passages on [p. 4]."))
+    assert text.startswith('"governing_law": Governing Law\nWhat counts as the Governing Law: Which law governs.')
+    assert text.index('"evidence"') < text.index('"page"') < text.index('"answer"') < text.index("not stated")
+    clause = field_block(FieldAsk(AUDIT))
+    assert "(a kind of clause)" in clause and clause.index('"clause"') < clause.index('"present"')
+    assert "{hints}" not in clause and "\n\n" not in clause  # no empty hint line
+    # A user's field text is never read as a placeholder.
+    odd = field_block(FieldAsk(TemplateField("x", "{description}", "{name} {hints} {candidates}")))
+    assert odd.startswith('"x": {description}\nWhat counts as the {description}: {name} {hints} {candidates}')
+
+
+def test_a_clause_is_picked_from_the_passages_the_search_offers() -> None:
+    offered = (Passage(2, None, "The Supplier may audit the books"), Passage(5, "v", "Audit fees are paid"))
+    ask = FieldAsk(AUDIT, candidates=offered)
+    text = field_block(ask)
+    assert ask.choosing and not FieldAsk(LAW, candidates=offered).choosing and not FieldAsk(AUDIT).choosing
+    assert '(1) [p. 2] "The Supplier may audit the books"\n(2) [p. v] "Audit fees are paid"' in text
+    assert text.index('"passage"') < text.index('"present"') and "0 if none" in text
+
+
+def test_hints_point_to_pages_or_say_the_words_are_nowhere(ctx: AppContext, tmp_path: Path) -> None:
+    pdf = make_text_pdf(tmp_path / "c.pdf", ["Fees.", "Payment terms.", "This Agreement is governed by Texas law."])
+    doc = ctx.library.add(pdf).document.id
+    assert ask_field(ctx, doc, LAW).hint == "A word search found likely passages on [p. 3]."
+    assert ask_field(ctx, doc, LAW, PageChoice((1, 2), 3)).hint == (
+        "A word search for words such a passage uses (governed, laws, construed) found none."
+    )
+    assert ask_field(ctx, doc, LAW, hints=False) == FieldAsk(LAW)
+    nowhere = ask_field(ctx, doc, AUDIT)
+    assert nowhere.hint.endswith("(audit, inspect, books) found none.") and not nowhere.choosing
+    assert search_words(TemplateField("k", "Cap On Liability", "The maximum amount of a party's liability.")) == [
+        "cap",
+        "liability",
+        "maximum",
+        "amount",
+    ]
+
+
+def test_the_request_starts_with_the_chat_prefix_and_names_its_pages(ctx: AppContext, tmp_path: Path) -> None:
+    pages = ["Fees are due monthly.", "Delivery is free.", "Prices are fixed.", "", "Notices go by mail."]
+    pages[3] = "The Supplier may audit the books of the Customer."
+    doc = ctx.library.add(make_text_pdf(tmp_path / "long.pdf", pages)).document
+    asks = [ask_field(ctx, doc.id, AUDIT), ask_field(ctx, doc.id, LAW)]
+    whole = extraction_messages(prompt_documents(ctx, [doc.id]), asks)
+    assert "[p. 5]" in whole[0].content
+    assert '(1) [p. 4] "The Supplier may audit the books of the Customer."' in whole[-1].content
+    assert "(governed, laws, construed) found none" in whole[-1].content
+    choice = choose_pages(ctx, doc.id, [AUDIT], budget_tokens=40)
+    assert choice.partial and choice.pages is not None and 1 in choice.pages and 4 in choice.pages
+    assert choice.note().startswith(f"only {len(choice.pages)} of 5 pages (")
+    read = prompt_documents(ctx, [doc.id], pages=pages_of(doc.id, choice))
+    partial = extraction_messages(read, [FieldAsk(AUDIT)], choice)
+    system = partial[0].content
+    assert "[p. 4]" in system and "[p. 5]" not in system and "chosen by word search" in system
+    assert PageChoice().note() == "" and not PageChoice().partial
+
+
+def test_design_key_follows_the_prompt_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.extraction_prompt as prompt
+
+    before = design_key()
+    assert before.startswith(f"v{prompt.DESIGN_VERSION}-") and design_key() == before
+    original = prompt.read_text
+    monkeypatch.setattr(prompt, "read_text", lambda *a: original(*a) + ("!" if a[-1] == "extract_field.md" else ""))
+    assert design_key() != before
+
+
+def test_contract_review_marks_short_answers_and_yes_no_clauses(ctx: AppContext) -> None:
+    template = TemplateStore.for_config(ctx.paths.config_dir).get("contract_review")
+    short = [f.name for f in template.fields if not f.yes_no]
+    assert short == [
+        "Document Name",
+        "Parties",
+        "Agreement Date",
+        "Effective Date",
+        "Expiration Date",
+        "Renewal Term",
+        "Notice Period To Terminate Renewal",
+        "Governing Law",
+    ]
+    assert sum(f.yes_no for f in template.fields) == 33 and all(f.search for f in template.fields)
+    assert replace(template.fields[0], kind="yes_no").yes_no
