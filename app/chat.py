@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.audit import record_question
+from app.citations.grounding import ground_answer
 from app.context import AppContext
-from app.conversations import Conversations, MessageRow
+from app.engine.session import Documents, Progress, Session, progress_of
 from app.errors import FolioError
-from app.grounding import ground_answer
-from app.session import Documents, Progress, Session, progress_of
+from app.store.audit import record_question
+from app.store.conversations import Conversations, MessageRow
 from assets import read_text
 from inference.chat_format import Message
 from inference.engine_api import Engine, Sampling

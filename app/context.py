@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.audit import AuditLog, DocumentAudit
-from app.db import open_db
-from app.library import Library
-from app.models import ModelRegistry
+from app.models.registry import ModelRegistry
 from app.paths import Paths, default_paths
 from app.settings import Settings, load_settings, save_settings
+from app.store.audit import AuditLog, DocumentAudit
+from app.store.db import open_db
+from app.store.library import Library
 from ingest import Limits
 from ingest.ocr import OcrOptions
 

@@ -21,16 +21,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app import __version__
-from app.audit import audited_settings
 from app.clock import now_iso
 from app.errors import FolioError
+from app.store.audit import audited_settings
 from common.files import atomic_write_bytes, synced_temp
 
 if TYPE_CHECKING:
     from app.context import AppContext
-    from app.conversations import ConversationRow, MessageRow
-    from app.extraction import Cell, ExtractionTable
-    from app.extraction_review import Review
+    from app.extraction.review import Review
+    from app.extraction.runner import Cell, ExtractionTable
+    from app.store.conversations import ConversationRow, MessageRow
 
 TABLE_FORMATS = ("csv", "xlsx", "json")
 CONVERSATION_FORMATS = ("md", "pdf")
@@ -101,7 +101,7 @@ def format_of(path: Path, allowed: tuple[str, ...], fmt: str | None = None) -> s
 # -- extraction tables ---------------------------------------------------------------------------
 def cell_status(cell: Cell | None) -> str:
     """What was checked about a cell, in words: its grounding verdict, or why it has no value."""
-    from app.extraction_cells import BAD_OUTPUT, CUT_OFF
+    from app.extraction.cells import BAD_OUTPUT, CUT_OFF
 
     if cell is None:
         return "pending"
@@ -224,7 +224,7 @@ def table_xlsx(table: ExtractionTable) -> bytes:
     from openpyxl.comments import Comment
     from openpyxl.styles import Alignment, Font, PatternFill
 
-    from app.extraction_cells import ADDED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
+    from app.extraction.cells import ADDED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
 
     fills = {
         "bad": PatternFill("solid", fgColor="F8D7DA"),
@@ -320,7 +320,7 @@ def _citation_note(c: dict[str, Any]) -> str:
 
 def _claim_notes(m: MessageRow, documents: int) -> list[tuple[str, str, str]]:
     """(mark, sentence, what was checked) for every claim that gets a mark."""
-    from app.verdicts import explain, mark
+    from app.citations.verdicts import explain, mark
 
     out = []
     for c in m.claims:
@@ -347,7 +347,7 @@ class ConversationExport:
 
 
 def load_conversation(ctx: AppContext, conversation_id: int) -> ConversationExport:
-    from app.conversations import Conversations
+    from app.store.conversations import Conversations
 
     convs = Conversations(ctx.db)
     conv = convs.get(conversation_id)
@@ -377,7 +377,7 @@ def conversation_markdown(data: ConversationExport) -> str:
         if m.role == "assistant":
             notes = _claim_notes(m, len(data.documents))
             if notes:
-                from app.verdicts import summary
+                from app.citations.verdicts import summary
 
                 lines.append(f"Checked sentence by sentence ({summary(m.claims)}):")
                 # Plain text like the answer above it: a Markdown file stays readable in any editor.
@@ -456,7 +456,7 @@ class Exporter:
         document_ids: list[int] | None = None,
         overwrite: bool = False,
     ) -> ExportResult:
-        from app.extraction import load_table
+        from app.extraction.runner import load_table
 
         chosen = format_of(path, TABLE_FORMATS, fmt)
         table = load_table(self.ctx, run_id, document_ids)
@@ -496,11 +496,11 @@ class Exporter:
 
     def default_name(self, *, run_id: int | None = None, conversation_id: int | None = None, fmt: str) -> str:
         if conversation_id is not None:
-            from app.conversations import Conversations
+            from app.store.conversations import Conversations
 
             title = Conversations(self.ctx.db).get(conversation_id).title
             return safe_filename(f"Conversation {conversation_id} - {title}", fmt)
-        from app.extraction import load_run_info
+        from app.extraction.runner import load_run_info
 
         info = load_run_info(self.ctx, run_id or 0)
         return safe_filename(f"Extraction {info.id} - {info.template.name}", fmt)

@@ -21,9 +21,9 @@ import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.audit import audited_settings
 from app.clock import now_iso
-from app.library import DocumentRow
+from app.store.audit import audited_settings
+from app.store.library import DocumentRow
 
 if TYPE_CHECKING:
     from sqlite_utils import Database

@@ -84,10 +84,10 @@ class Tally:
 def requests_for(ctx: object, doc_id: int, template_source: str | None, architecture: str) -> list[tuple[str, object]]:
     """(workload, request) pairs for one document, built the way chat and extraction build them."""
     from app.context import AppContext
-    from app.extraction_prompt import FieldAsk, extraction_messages
-    from app.extraction_schema import group_schema, max_output_bytes
-    from app.session import prompt_documents
-    from app.templates import TemplateStore
+    from app.engine.session import prompt_documents
+    from app.extraction.prompt import FieldAsk, extraction_messages
+    from app.extraction.schema import group_schema, max_output_bytes
+    from app.extraction.templates import TemplateStore
     from assets import read_text
     from inference.chat_format import template_for
     from inference.engine_api import GenerateRequest, Sampling
@@ -347,7 +347,7 @@ def main() -> int:
                     continue
                 label = "Qwen2.5-Coder-1.5B Q4_K_M"
             else:
-                from app.models import assemble_starter
+                from app.models.registry import assemble_starter
 
                 model, label = assemble_starter(work / "models"), "Gemma 3 270M Q4_K_M (starter)"
             print(f"[{label}]", flush=True)

@@ -62,7 +62,7 @@ ROOMS: dict[str, tuple[str, dict[str, str]]] = {
         },
     ),
     "extraction": (
-        "Filling a table from documents: templates, their JSON schema, and the runner that stores checked cells.",
+        "Filling a table from documents: templates, requests and their JSON schema, grounded cells, reviews.",
         {
             "extraction": "runner",
             "extraction_schema": "schema",

@@ -42,7 +42,7 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication, QToolTip
 
     from app.context import open_app
-    from app.extraction_review import review_cell
+    from app.extraction.review import review_cell
     from tests.fixtures.answers import anchor_point, store_cited_answer, store_sample_cells
     from tests.fixtures.media import make_video
     from tests.fixtures.pdfs import make_contract_pdf

@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from app.x11_libraries import startup_problem
+    from app.cli.x11_libraries import startup_problem
 
     # Qt aborts without naming the library when its X11 plugin cannot load: say which, and how to get it.
     problem = startup_problem(list(argv or []))

@@ -19,14 +19,14 @@ from PySide6.QtWidgets import (
 )
 
 from app.chat import AnswerDelta, AnswerDone, ChatStarted
-from app.citation_targets import PASSAGE, CitationTarget, ClaimTarget
+from app.citations.targets import PASSAGE, CitationTarget, ClaimTarget
 from app.context import AppContext
-from app.conversations import Conversations, MessageRow
+from app.engine.session import Progress, Session
 from app.errors import NotFound
-from app.extraction import Evidence
-from app.recent import RecentDocuments
-from app.search import Search, SearchHit
-from app.session import Progress, Session
+from app.extraction.runner import Evidence
+from app.store.conversations import Conversations, MessageRow
+from app.store.recent import RecentDocuments
+from app.store.search import Search, SearchHit
 from ui.background import start_worker_thread
 from ui.chat_panel import ChatPanel
 from ui.conversations_panel import ConversationsPanel

@@ -33,10 +33,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.context import AppContext
-from app.discovery import FoundModel, Stores, discover, examine_file, projector_beside
-from app.engines import local_engine
-from app.errors import USER_ERRORS, one_line
-from app.model_setup import (
+from app.engine.factory import local_engine
+from app.engine.session import Session
+from app.engine.setup import (
     WHAT_TO_BRING,
     MachineAdvice,
     ModelPlan,
@@ -46,8 +45,9 @@ from app.model_setup import (
     starter_status,
     tier_line,
 )
-from app.models import ModelRecord
-from app.session import Session
+from app.errors import USER_ERRORS, one_line
+from app.models.discovery import FoundModel, Stores, discover, examine_file, projector_beside
+from app.models.registry import ModelRecord
 from ui.background import start_worker_thread
 from ui.sizing import initial_size, scrolling
 from ui.theme import accent

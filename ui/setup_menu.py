@@ -10,8 +10,8 @@ from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import QMainWindow
 
 from app.context import AppContext
-from app.model_setup import mark_setup_seen, needs_model_setup
-from app.session import Session
+from app.engine.session import Session
+from app.engine.setup import mark_setup_seen, needs_model_setup
 from ui.error_hook import log_file_in
 from ui.model_setup import ModelSetupDialog
 from ui.settings_dialog import SettingsDialog

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
 
 from app.context import AppContext
-from app.models import STARTER_NOTICE
+from app.models.registry import STARTER_NOTICE
 from inference.gguf_facts import ModelFacts
 from inference.planner import qwen35_tier
 from ui.safe_text import plain_tooltip

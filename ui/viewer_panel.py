@@ -35,10 +35,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.citation_targets import BAD_ANCHOR, PASSAGE, QUOTE_MISSING, VERIFIED
+from app.citations.targets import BAD_ANCHOR, PASSAGE, QUOTE_MISSING, VERIFIED
 from app.context import AppContext
 from app.errors import NotFound
-from app.library import DocumentRow, StoredKeyframe, StoredPage
+from app.store.library import DocumentRow, StoredKeyframe, StoredPage
 from ingest.document import FLOWING_KINDS, Anchor, format_timestamp
 from ui.background import start_worker_thread
 from ui.flow_text import FlowText

@@ -16,15 +16,15 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
+from app.citations.passages import query_terms
 from app.context import AppContext
 from app.errors import USER_ERRORS, one_line
 from app.export import Exporter, safe_filename
-from app.extraction import load_evidence, load_run_info, load_table
-from app.extraction_cells import VERDICT_TEXT
-from app.extraction_review import review_cell
-from app.passages import query_terms
-from app.search import Search
-from app.templates import TemplateStore
+from app.extraction.cells import VERDICT_TEXT
+from app.extraction.review import review_cell
+from app.extraction.runner import load_evidence, load_run_info, load_table
+from app.extraction.templates import TemplateStore
+from app.store.search import Search
 from ui.extraction_table import ExtractionTableView
 from ui.search_panel import SearchPanel
 from ui.template_editor import TemplateEditor
@@ -43,7 +43,7 @@ class WorkMenu(QObject):
     extraction_requested = Signal()  # run a template on the selected documents
     page_requested = Signal(int, int, object)  # document id, page, words to mark (tuple[str, ...])
     message_requested = Signal(int, int)  # conversation id, message id
-    evidence_requested = Signal(object)  # app.extraction.Evidence
+    evidence_requested = Signal(object)  # app.extraction.runner.Evidence
     conversation_export_requested = Signal()  # the window answers with export_conversation(its id)
 
     def __init__(self, window: QMainWindow, ctx: AppContext) -> None:

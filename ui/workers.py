@@ -17,11 +17,11 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from app.chat import ChatEvent, ChatService
 from app.context import AppContext
-from app.conversations import Conversations
+from app.engine.session import Session
 from app.errors import USER_ERRORS, Cancelled, one_line
-from app.extraction import ExtractionEvent, ExtractionService
-from app.ingest_process import IngestProcess
-from app.session import Session
+from app.extraction.runner import ExtractionEvent, ExtractionService
+from app.processes.ingest_reader import IngestProcess
+from app.store.conversations import Conversations
 from ingest.progress import ReadProgress
 
 
@@ -50,7 +50,7 @@ class IngestProgress:
 
 class ChatWorker(QObject):
     chat_event = Signal(object)  # app.chat.ChatEvent
-    extraction_event = Signal(object)  # app.extraction.ExtractionEvent
+    extraction_event = Signal(object)  # app.extraction.runner.ExtractionEvent
     failed = Signal(str)
     finished = Signal()  # after every job, question or extraction run
 

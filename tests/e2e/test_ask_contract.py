@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from app.citations.grounding import FOUND, VERDICTS
+from app.citations.verdicts import mark
 from app.context import open_app
-from app.grounding import FOUND, VERDICTS
-from app.verdicts import mark
 from tests.conftest import run_folio
 from tests.fixtures.pdfs import GOVERNING_LAW_PAGE
 
@@ -90,7 +90,7 @@ def contract_text(pdf: Path, page: int) -> str:
 
 def test_follow_up_continues_the_conversation(starter_home: Path, contract_pdf: Path) -> None:
     from app.chat import ChatService
-    from app.session import Progress, prompt_documents
+    from app.engine.session import Progress, prompt_documents
 
     ctx = open_app()
     service = ChatService(ctx)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from app.context import open_app
-from app.extraction_prompt import DESIGN_VERSION
-from app.extraction_schema import group_schema, schema_errors
+from app.extraction.prompt import DESIGN_VERSION
+from app.extraction.schema import group_schema, schema_errors
 from tests.conftest import REPO, run_folio
 from tests.fixtures.pdfs import make_contract_pdf, make_text_pdf
 
@@ -45,8 +45,8 @@ def _import_template(home: Path, tmp_path: Path, fields: list[dict[str, str]]) -
 
 def test_extraction_is_schema_valid_stored_and_audited(starter_home: Path, tmp_path: Path) -> None:
     from app.chat import ChatService
-    from app.extraction import CellsStored, ExtractionService, RunFinished
-    from app.templates import TemplateStore
+    from app.extraction.runner import CellsStored, ExtractionService, RunFinished
+    from app.extraction.templates import TemplateStore
 
     _settings(starter_home, group=3)
     _import_template(starter_home, tmp_path, FIELDS)

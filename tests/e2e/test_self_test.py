@@ -56,7 +56,7 @@ def test_self_test_failure_is_one_line_with_exit_code_1(tmp_path: Path) -> None:
 def test_self_test_finds_the_starter_the_user_installed(starter_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """As on an installed Mac after `folio models add-starter`: no pip chunks, no --model."""
     import app.models
-    from app.self_test import run_self_test
+    from app.cli.self_test import run_self_test
 
     monkeypatch.setattr(app.models, "packaged_starter_available", lambda: False)
     monkeypatch.delenv("FOLIO_STARTER_GGUF", raising=False)

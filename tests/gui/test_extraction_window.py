@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.templates import TemplateStore
+from app.extraction.templates import TemplateStore
 
 pytestmark = [pytest.mark.gui, pytest.mark.e2e]
 

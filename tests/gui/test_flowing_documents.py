@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from app.citation_targets import VERIFIED
+from app.citations.targets import VERIFIED
 from tests.fixtures.answers import anchor_point, store_cited_answer
 from tests.fixtures.office import draft_email, python_docx_memo
 

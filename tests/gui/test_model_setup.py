@@ -23,7 +23,7 @@ def home_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _open(qtbot, ctx, home: Path):  # type: ignore[no-untyped-def]
-    from app.discovery import default_stores
+    from app.models.discovery import default_stores
     from ui.model_setup import ModelSetupDialog
 
     dialog = ModelSetupDialog(ctx, stores=default_stores(home=home, environ={}))
@@ -178,9 +178,9 @@ def test_the_demo_model_is_installed_from_a_usb_stick(  # type: ignore[no-untype
     brings the starter file (or a model); the page says so and installs it, sha256-checked."""
     from PySide6.QtWidgets import QFileDialog
 
-    import app.model_setup as model_setup
+    import app.engine.setup as model_setup
     import app.models as models
-    from app.models import starter_file_name
+    from app.models.registry import starter_file_name
 
     monkeypatch.setattr(models, "packaged_starter_available", lambda: False)
     monkeypatch.setattr(model_setup, "packaged_starter_available", lambda: False)

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from app.extraction import Cell, ExtractionService, load_evidence
-from app.extraction_cells import QUOTED, UNSUPPORTED
-from app.search import Search
-from app.templates import TemplateStore
+from app.extraction.cells import QUOTED, UNSUPPORTED
+from app.extraction.runner import Cell, ExtractionService, load_evidence
+from app.extraction.templates import TemplateStore
+from app.store.search import Search
 from inference.events import GenerationStats
 from tests.fixtures.pdfs import GOVERNING_LAW_PAGE
 

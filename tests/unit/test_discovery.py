@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.discovery import (
+from app.models.discovery import (
     HUGGING_FACE,
     LM_STUDIO,
     OLLAMA,

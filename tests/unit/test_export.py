@@ -14,12 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.context import AppContext
-from app.conversations import Conversations
 from app.export import CSV_PARTS, Exporter, FileExists, cell_status, review_columns, safe_filename, write_new
-from app.extraction import Cell, ExtractionService, ExtractionTable
-from app.extraction_cells import BAD_PAGE, QUOTE_NOT_FOUND, QUOTED, SUPPORTED, UNSUPPORTED
-from app.extraction_review import review_cell
-from app.templates import TemplateField, TemplateStore
+from app.extraction.cells import BAD_PAGE, QUOTE_NOT_FOUND, QUOTED, SUPPORTED, UNSUPPORTED
+from app.extraction.review import review_cell
+from app.extraction.runner import Cell, ExtractionService, ExtractionTable
+from app.extraction.templates import TemplateField, TemplateStore
+from app.store.conversations import Conversations
 from inference.events import GenerationStats
 
 STATS = GenerationStats(800, 0, 40, 100.0, 200.0, 4096, "eos")
@@ -184,7 +184,7 @@ def test_conversation_markdown_and_pdf_carry_citations_and_sha256(
         {"text": "[p. 9]", "valid": False, "quote_found": None},
     ]
     answer = 'It is "the laws of the State of Delaware" [p. 4]. The fee is 99 euros. It is payable monthly.'
-    from app.grounding import Sources, ground_answer
+    from app.citations.grounding import Sources, ground_answer
 
     claims = [v.to_dict() for v in ground_answer(answer, Sources.load(ctx, [doc.id])).claims]
     reply = convs.add_message(conv, "assistant", answer, citations=cites, model="Gemma (demo)",

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from app.context import AppContext
-from app.extraction_prompt import (
+from app.engine.session import prompt_documents
+from app.extraction.prompt import (
     FieldAsk,
     PageChoice,
     ask_field,
@@ -19,9 +20,8 @@ from app.extraction_prompt import (
     pages_of,
     search_words,
 )
-from app.search import Passage
-from app.session import prompt_documents
-from app.templates import TemplateField, TemplateStore
+from app.extraction.templates import TemplateField, TemplateStore
+from app.store.search import Passage
 from tests.fixtures.pdfs import make_text_pdf
 
 LAW = TemplateField("governing_law", "Governing Law", "Which law governs.", search="governed laws construed")
@@ -87,7 +87,7 @@ def test_the_request_starts_with_the_chat_prefix_and_names_its_pages(ctx: AppCon
 
 
 def test_design_key_follows_the_prompt_files(monkeypatch: pytest.MonkeyPatch) -> None:
-    import app.extraction_prompt as prompt
+    import app.extraction.prompt as prompt
 
     before = design_key()
     assert before.startswith(f"v{prompt.DESIGN_VERSION}-") and design_key() == before

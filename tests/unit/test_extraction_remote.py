@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from app.context import AppContext
-from app.extraction import ExtractionService
-from app.session import Session
-from app.templates import Template
+from app.engine.session import Session
+from app.extraction.runner import ExtractionService
+from app.extraction.templates import Template
 from inference.remote import RemoteConfig, RemoteEngine
 from tests.fixtures.openai_stub import StubHandler, delta, stub_server
 

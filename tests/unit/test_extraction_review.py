@@ -8,9 +8,9 @@ import pytest
 
 from app.context import AppContext
 from app.errors import FolioError, NotFound
-from app.extraction import Cell, ExtractionService
-from app.extraction_review import load_reviews, review_cell
-from app.templates import Template
+from app.extraction.review import load_reviews, review_cell
+from app.extraction.runner import Cell, ExtractionService
+from app.extraction.templates import Template
 from inference.events import GenerationStats
 from tests.fixtures.pdfs import make_text_pdf
 

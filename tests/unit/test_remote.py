@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from app.engines import make_engine
+from app.engine.factory import make_engine
 from app.errors import FolioError
 from app.settings import Settings
 from inference.chat_format import Message

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from app.context import AppContext
-from app.conversations import Conversations
 from app.errors import FolioError
-from app.search import Search, fts_query
+from app.store.conversations import Conversations
+from app.store.search import Search, fts_query
 from tests.conftest import run_folio
 from tests.fixtures.pdfs import GOVERNING_LAW_PAGE, make_text_pdf
 

@@ -60,11 +60,11 @@ def test_without_pip_chunks_the_starter_comes_from_a_file_or_a_clear_error(
     monkeypatch.setenv("FOLIO_STARTER_GGUF", str(starter_file))
     record = ctx.models.starter()
     assert Path(record.path).parent == ctx.paths.models_dir / "starter"
-    assert record.sha256 == app.models.starter_sha256()
+    assert record.sha256 == app.models.registry.starter_sha256()
 
 
 def test_cli_add_starter_prints_the_checked_sha256(starter_file: Path) -> None:
-    from app.models import starter_sha256
+    from app.models.registry import starter_sha256
 
     code, out, err = run_folio("models", "add-starter", str(starter_file))
     assert code == 0, err

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from app.clock import now_iso
-from app.library import DocumentRow
+from app.store.library import DocumentRow
 
 if TYPE_CHECKING:
     from sqlite_utils import Database

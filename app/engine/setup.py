@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.models import ModelRecord, find_starter_file, packaged_starter_available, starter_file_name
-from app.plan_report import memory_line
+from app.engine.plan_report import memory_line
+from app.models.registry import ModelRecord, find_starter_file, packaged_starter_available, starter_file_name
 from app.settings import engine_draft_tokens
 from common.files import atomic_write_text
 from inference.gguf_facts import ModelFacts
@@ -25,8 +25,8 @@ from inference.planner import (
 
 if TYPE_CHECKING:
     from app.context import AppContext
+    from app.engine.session import Session
     from app.paths import Paths
-    from app.session import Session
 
 FULL_CONTEXT = 262_144  # Qwen3.5's native context: a whole long contract or a filing
 LONG_CONTEXT = 131_072  # half of it: most contracts and reports still fit whole

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from app.quotes import quote_in
+from app.citations.quotes import quote_in
 from ingest.document import CITED_PLACE, cited_place
 
 _CITE_RE = re.compile(rf"\[(?:(?:D|e-?mail\s*)(?P<doc>\d+)\s*,?\s*)?{CITED_PLACE}\]", re.IGNORECASE)

@@ -2,11 +2,11 @@
 
 Each request is the chat prompt with the same system + document prefix (so the engine's state
 cache serves chat and extraction alike) and a short user turn for one field, or a group of fields of
-one kind (app.extraction_prompt). The answer is constrained by a JSON schema that asks for the
-evidence before the value (app.extraction_schema); each cell is grounded on the document
-(app.extraction_cells). Cells are committed per request, so an interrupted run resumes where it
+one kind (app.extraction.prompt). The answer is constrained by a JSON schema that asks for the
+evidence before the value (app.extraction.schema); each cell is grounded on the document
+(app.extraction.cells). Cells are committed per request, so an interrupted run resumes where it
 stopped: fields already stored are never asked again. A run is keyed on the template's content, the
-model's sha256 and the request design (app.extraction_prompt.design_key): cells asked with another
+model's sha256 and the request design (app.extraction.prompt.design_key): cells asked with another
 prompt never mix into it; such a change starts a new run and the old one stays readable.
 """
 
@@ -19,12 +19,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.audit import audited_settings
 from app.clock import now_iso
 from app.context import AppContext
-from app.db import insert_row
+from app.engine.session import Prepared, Progress, Session, progress_of, prompt_documents
 from app.errors import Cancelled, FolioError, NotFound
-from app.extraction_cells import (
+from app.extraction.cells import (
     BAD_OUTPUT,
     CUT_OFF,
     PARTIAL_DOCUMENT,
@@ -32,7 +31,7 @@ from app.extraction_cells import (
     cell_from_answer,
     failed_cell,
 )
-from app.extraction_prompt import (
+from app.extraction.prompt import (
     FieldAsk,
     PageChoice,
     ask_field,
@@ -41,12 +40,13 @@ from app.extraction_prompt import (
     extraction_messages,
     pages_of,
 )
-from app.extraction_review import Review, load_reviews
-from app.extraction_schema import group_schema, max_output_bytes, schema_errors
-from app.models import ModelRecord
-from app.search import Passage
-from app.session import Prepared, Progress, Session, progress_of, prompt_documents
-from app.templates import TEXT, Template, TemplateField, TemplateStore
+from app.extraction.review import Review, load_reviews
+from app.extraction.schema import group_schema, max_output_bytes, schema_errors
+from app.extraction.templates import TEXT, Template, TemplateField, TemplateStore
+from app.models.registry import ModelRecord
+from app.store.audit import audited_settings
+from app.store.db import insert_row
+from app.store.search import Passage
 from inference.chat_format import template_for
 from inference.engine_api import Sampling
 from inference.events import Finished, GenerationStats, TokenText
@@ -64,7 +64,7 @@ class RunInfo:
     status: str
     created_at: str
     updated_at: str
-    design: str = ""  # how the cells were asked (app.extraction_prompt.design_key)
+    design: str = ""  # how the cells were asked (app.extraction.prompt.design_key)
 
 
 @dataclass(frozen=True)
@@ -577,7 +577,7 @@ def load_evidence(ctx: AppContext, run_id: int, document_id: int, field_key: str
     mark = cell.quote if cell.verified else cell.passage
     bbox = None
     if mark and cell.page is not None:
-        from app.quotes import quote_in
+        from app.citations.quotes import quote_in
 
         opening = mark[:80]
         for seg in ctx.library.segments(document_id):

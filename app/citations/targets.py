@@ -1,7 +1,7 @@
 """What a citation or a claim's verdict mark in a stored answer points at, and the answer with links.
 
 A message stores its citations as checked by app.citations (page exists, quote found on it) and its
-claims as grounded by app.grounding. The window turns each citation and each verdict mark into a
+claims as grounded by app.citations.grounding. The window turns each citation and each verdict mark into a
 link: this module says where the link goes (document, page or time, the words to highlight), what
 state it is in, and the words shown on hover. A citation counts as verified only when something
 was checked on its page (the quote, or the claim's facts): a page that merely exists is not.
@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.grounding import FOUND, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
-from app.verdicts import explain, mark, where
+from app.citations.grounding import FOUND, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
+from app.citations.verdicts import explain, mark, where
 
 VERIFIED = "verified"  # the quote, or the claim's facts, were found on this page
 UNCHECKED = "unchecked"  # the page exists; nothing on it was checked (nothing to check, or an older answer)

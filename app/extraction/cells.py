@@ -1,7 +1,7 @@
 """A table cell: what the model answered for one field of one document, and where the document says so.
 
-An answer (app.extraction_schema) becomes a Cell here. Every cell with a value is grounded by the
-same code as a chat answer's sentences (app.grounding, issue 13), so a cell gets the same verdicts
+An answer (app.extraction.schema) becomes a Cell here. Every cell with a value is grounded by the
+same code as a chat answer's sentences (app.citations.grounding, issue 13), so a cell gets the same verdicts
 with the same meaning:
 
 - quoted: the evidence the model copied is on the page it cited, and that passage holds the value;
@@ -23,13 +23,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from app.citations import parse_timestamp, resolve_page
-from app.extraction_prompt import FieldAsk
-from app.extraction_schema import ANSWER, CLAUSE, EVIDENCE, NOT_STATED, PAGE, PASSAGE, PRESENT, YES
-from app.grounding import ADDED, EXEMPT, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE, Cited, Grounding, Sources
-from app.quotes import DEFAULT_THRESHOLD, find_quote, normalize_for_match
-from app.templates import TemplateField
-from app.verdicts import LABELS
+from app.citations.grounding import ADDED, EXEMPT, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE, Cited, Grounding, Sources
+from app.citations.markers import parse_timestamp, resolve_page
+from app.citations.quotes import DEFAULT_THRESHOLD, find_quote, normalize_for_match
+from app.citations.verdicts import LABELS
+from app.extraction.prompt import FieldAsk
+from app.extraction.schema import ANSWER, CLAUSE, EVIDENCE, NOT_STATED, PAGE, PASSAGE, PRESENT, YES
+from app.extraction.templates import TemplateField
 from ingest.document import Anchor, parse_cited
 
 # Flags: what went wrong with an answer, or what the reader must know about it.
@@ -42,7 +42,7 @@ BAD_PAGE = "page_not_in_document"  # the cited page or time does not exist
 PARTIAL_DOCUMENT = "partial_document"  # only some pages were read: the document does not fit the context
 OFFERED = "passage_offered"  # the model picked this passage among those Folio's word search offered
 
-# A cell's verdicts are the chat's (app.grounding), named the same way everywhere (app.verdicts).
+# A cell's verdicts are the chat's (app.citations.grounding), named the same way everywhere (app.citations.verdicts).
 VERDICTS = (QUOTED, SUPPORTED, WRONG_PAGE, ADDED, UNSUPPORTED)
 VERDICT_TEXT = {v: LABELS[v] for v in VERDICTS}
 

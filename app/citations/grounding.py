@@ -11,7 +11,7 @@ The public API (used for answer sentences here, and meant for extraction cells t
 
 What each verdict claims (and nothing more):
 - QUOTED: the claim's quoted words were found (exactly, or fuzzily with every number and negation
-  intact: app/quotes.py) on a page the answer cites, and the claim's facts are in the passage there.
+  intact: app/citations/quotes.py) on a page the answer cites, and the claim's facts are in the passage there.
 - SUPPORTED: a cited page holds a passage with all of the claim's facts (dates, amounts, durations,
   percents, numbers, names) and enough of its other words, weighted by how rare they are in the
   document (how much is enough depends on how specific the facts are), and no other page holds
@@ -38,10 +38,10 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from app.citations import Citation, DocumentIndex, check, find_citations
-from app.claims import Claim, exemption, split_claims
-from app.normalise import Fact, fact_found, find_facts
-from app.quotes import normalize_for_match
+from app.citations.claims import Claim, exemption, split_claims
+from app.citations.markers import Citation, DocumentIndex, check, find_citations
+from app.citations.normalise import Fact, fact_found, find_facts
+from app.citations.quotes import normalize_for_match
 from ingest.document import Anchor, AnchorUnit, unit_of
 
 if TYPE_CHECKING:
@@ -399,7 +399,7 @@ class Sources:
         ids = list(read)
 
         def search(terms: list[str]) -> list[int]:
-            from app.search import fts_query
+            from app.store.search import fts_query
 
             query = " OR ".join(fts_query(t) for t in dict.fromkeys(terms) if fts_query(t))
             if not query or not ids:
@@ -458,7 +458,7 @@ class Sources:
         claim = _Need(facts, names, stems, _NEGATIONS & set(normalize_for_match(text).split()) != set())
         quote_found: bool | None = None
         if quote:
-            from app.quotes import find_quote
+            from app.citations.quotes import find_quote
 
             order = list(dict.fromkeys(cited_units))
             match = find_quote(quote, [u.text for u in self.units], order)
@@ -653,7 +653,7 @@ class AnswerGrounding:
 
 def ground_answer(answer: str, sources: Sources) -> AnswerGrounding:
     """Every claim of an answer with its verdict. The answer's citations are read and checked
-    (app/citations.py) and each goes with the claim it stands in."""
+    (app/citations/markers.py) and each goes with the claim it stands in."""
     citations = check(find_citations(answer), sources.indexes)
     claims = split_claims(answer)
     owners: dict[int, list[int]] = {}

@@ -13,7 +13,7 @@ from app.errors import USER_ERRORS, FolioError, one_line
 
 if TYPE_CHECKING:
     from app.context import AppContext
-    from app.extraction import ExtractionEvent, ExtractionTable
+    from app.extraction.runner import ExtractionEvent, ExtractionTable
 
 Handler = Callable[["AppContext", argparse.Namespace], int]
 
@@ -148,17 +148,17 @@ class Progress:
 
 
 def cmd_extract(ctx: AppContext, args: argparse.Namespace) -> int:
+    from app.engine.session import Progress as EngineProgress
     from app.export import Exporter, FileExists, format_of
-    from app.extraction import CellsStored, DocumentStarted, ExtractionService, RunFinished, RunStarted
-    from app.models import STARTER_NOTICE
-    from app.session import Progress as EngineProgress
+    from app.extraction.runner import CellsStored, DocumentStarted, ExtractionService, RunFinished, RunStarted
+    from app.models.registry import STARTER_NOTICE
 
     out = Path(args.out).expanduser() if args.out else None
     if out is not None:
         format_of(out, ("csv", "xlsx", "json"))
         if out.exists() and not args.force:
             raise FileExists(f"{out} already exists; choose another name or replace it (--force)")
-    from app.templates import TemplateStore
+    from app.extraction.templates import TemplateStore
 
     template = TemplateStore.for_config(ctx.paths.config_dir).get(args.template)
     files, ids, skipped = collect_files(args.paths)
@@ -226,7 +226,7 @@ def table_summary(table: ExtractionTable) -> str:
     """'12 with a value (9 quoted, 1 supported, 1 on another page, 1 unsupported), 29 not stated'."""
     from collections import Counter
 
-    from app.extraction_cells import VERDICT_TEXT, VERDICTS
+    from app.extraction.cells import VERDICT_TEXT, VERDICTS
 
     cells = list(table.cells.values())
     verdicts = Counter(c.verdict for c in cells if c.found)
@@ -236,7 +236,7 @@ def table_summary(table: ExtractionTable) -> str:
 
 
 def cmd_extractions(ctx: AppContext, _args: argparse.Namespace) -> int:
-    from app.extraction import ExtractionService
+    from app.extraction.runner import ExtractionService
 
     runs = ExtractionService(ctx).runs()
     if not runs:
@@ -253,7 +253,7 @@ def cmd_extractions(ctx: AppContext, _args: argparse.Namespace) -> int:
 
 # -- search --------------------------------------------------------------------------------------
 def cmd_search(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.search import Search
+    from app.store.search import Search
 
     hits = Search(ctx.db).query(
         args.query, limit=max(1, args.limit), documents=not args.conversations, conversations=not args.documents
@@ -313,7 +313,7 @@ def cmd_audit(ctx: AppContext, args: argparse.Namespace) -> int:
 
 # -- templates -----------------------------------------------------------------------------------
 def cmd_templates(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.templates import TemplateStore
+    from app.extraction.templates import TemplateStore
 
     store = TemplateStore.for_config(ctx.paths.config_dir)
     command = args.templates_command

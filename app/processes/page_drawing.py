@@ -3,7 +3,7 @@
 MuPDF holds Python's GIL for the whole of each call. Drawn on the window's render thread, a page
 (even in 20 ms bands) or a page's words for a highlight kept the UI thread waiting for the GIL for
 up to 78 ms while the model and the file reader kept both cores busy (benchmarks/bench_ui.py, D).
-PageDrawProcess runs the same PdfPages in a long-lived child (app/child_process.py): the render
+PageDrawProcess runs the same PdfPages in a long-lived child (app/processes/pool.py): the render
 thread only waits on a pipe. A child that crashes costs the page being drawn, in one line; the
 next page gets a new child.
 """
@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.child_process import ChildDied, ChildProcess
+from app.citations.passages import Word, words_from_pymupdf
 from app.errors import FolioError
-from app.passages import Word, words_from_pymupdf
+from app.processes.pool import ChildDied, ChildProcess
 
 MAX_PIXELS = 40_000_000  # a zoomed-in poster page is drawn smaller rather than eating gigabytes
 OPEN_DOCUMENTS = 2

@@ -3,7 +3,7 @@
 PyMuPDF holds Python's GIL for each call into MuPDF, and some calls are long: OCR of a scanned page
 (MuPDF's Tesseract) held it for 1.4 s in benchmarks/bench_ui.py, freezing the window's UI thread
 although the reading ran on another thread; the default OCR engine (onnxruntime) loads 30 MB of
-models and keeps the cores busy for a second or more per page. In a child process (app/child_process.py) the readers
+models and keeps the cores busy for a second or more per page. In a child process (app/processes/pool.py) the readers
 can take as long as they need; the Document comes back pickled and is stored by the caller. A
 reader that crashes on a hostile file takes down only the child: the file is rejected in one line
 and the next file gets a new child. Cancel ends the child at once instead of waiting for a long
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.child_process import ChildDied, ChildProcess, report
 from app.errors import Cancelled
+from app.processes.pool import ChildDied, ChildProcess, report
 from ingest import Document, Limits
 from ingest import load as ingest_load
 from ingest.errors import CorruptFile

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.clock import now_iso
-from app.db import insert_row
 from app.errors import NotFound
+from app.store.db import insert_row
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -36,7 +36,7 @@ class MessageRow:
     drafted_tokens: int | None = None  # speculative decoding: drafted tokens the model checked...
     accepted_tokens: int | None = None  # ...and kept (None: stored before Folio drafted)
 
-    # Each claim of an answer with its grounding verdict (app.grounding.ClaimVerdict.to_dict), in order.
+    # Each claim of an answer with its grounding verdict (app.citations.grounding.ClaimVerdict.to_dict), in order.
     claims: list[dict[str, Any]] = field(default_factory=list)
 
     @property

@@ -5,7 +5,7 @@ The library keeps a document's text and its scanned-page images, not a copy of t
 are drawn from the file the document was added from, after checking it still has the same sha256.
 When it has moved or changed, the viewer shows the page's stored text instead and says why.
 Everything here is slow enough to belong on a worker thread; nothing here knows about Qt. MuPDF's
-part (pixels, words) runs in a child process by default, see app/page_drawing.py.
+part (pixels, words) runs in a child process by default, see app/processes/page_drawing.py.
 """
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from app.library import DocumentRow, Library, StoredPage
-from app.page_drawing import PageDrawProcess, PagePixels
-from app.passages import PassageMatch, Rect, Word, find_in_blocks, find_passage, find_terms
+from app.citations.passages import PassageMatch, Rect, Word, find_in_blocks, find_passage, find_terms
+from app.processes.page_drawing import PageDrawProcess, PagePixels
+from app.store.library import DocumentRow, Library, StoredPage
 from ingest.load import file_sha256
 
 __all__ = ["PageContent", "PageDrawer", "PagePixels", "PageRenderer", "decode_image", "locate_original"]
 
 
 class PageDrawer(Protocol):
-    """Draws pages of a PDF file: app.page_drawing's PageDrawProcess (a child process) or PdfPages."""
+    """Draws pages of a PDF file: app.processes.page_drawing's PageDrawProcess (a child process) or PdfPages."""
 
     def pixels(self, path: str, number: int, scale: float) -> PagePixels | None: ...
 
@@ -87,7 +87,7 @@ def locate_original(library: Library, doc: DocumentRow) -> Path | None:
 
 class PageRenderer:
     """Finds each document's original once; MuPDF's work is done by `drawer`, by default in a child
-    process started on first use (app/page_drawing.py). Use from one thread only."""
+    process started on first use (app/processes/page_drawing.py). Use from one thread only."""
 
     def __init__(self, library: Library, drawer: PageDrawer | None = None) -> None:
         self.library = library

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.engines import server_engine
+from app.engine.factory import server_engine
 from app.settings import Settings
 
 

@@ -3,7 +3,7 @@
 The user turn names the field(s), what counts, and where a word search (SQLite FTS5 over the stored
 segments, BM25) found passages that may hold each one ("likely on [p. 3], [p. 9]"): a pointer into
 the whole document, never a cut of it. It then asks for the evidence before the answer
-(app.extraction_schema). Because every request starts with exactly the chat's prefix, the engine's
+(app.extraction.schema). Because every request starts with exactly the chat's prefix, the engine's
 state cache serves all of a document's fields (and its chat) from one reading: a field costs only
 its own few dozen tokens.
 
@@ -21,9 +21,9 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from app.context import AppContext
-from app.extraction_schema import ANSWER, CLAUSE, EVIDENCE, NOT_STATED, PAGE, PRESENT
-from app.search import Passage, Search
-from app.templates import TemplateField
+from app.extraction.schema import ANSWER, CLAUSE, EVIDENCE, NOT_STATED, PAGE, PRESENT
+from app.extraction.templates import TemplateField
+from app.store.search import Passage, Search
 from assets import read_text
 from inference.chat_format import Message
 from inference.prompt import PromptDocument, build_messages

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.clock import now_iso
-from app.db import insert_row
 from app.errors import FolioError, NotFound
+from app.store.db import insert_row
 from common.files import atomic_write_text, private_dir
 from inference.gguf_facts import ModelFacts, read_facts
 from ingest.load import file_sha256

@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app import __version__
-from app.cli_work import add_commands as add_work_commands
+from app.cli.work import add_commands as add_work_commands
 from app.errors import USER_ERRORS, one_line
 
 if TYPE_CHECKING:
     from app.context import AppContext
-    from app.conversations import MessageRow
-    from app.library import DocumentRow
-    from app.models import ModelRecord, ModelRegistry
+    from app.models.registry import ModelRecord, ModelRegistry
+    from app.store.conversations import MessageRow
+    from app.store.library import DocumentRow
     from inference.prompt import SourceBlock
     from ingest.progress import ReadProgress
 
@@ -338,7 +338,7 @@ def _cmd_show(ctx: AppContext, args: argparse.Namespace) -> int:
 def _marked_text(ctx: AppContext, doc_id: int) -> list[SourceBlock]:
     """The document as the model reads it: blocks that open with their marker ('[p. 4]', '[t 00:01:23]'),
     with the text and, for a scanned page or a keyframe, the image shown to a vision model."""
-    from app.session import prompt_documents
+    from app.engine.session import prompt_documents
 
     return prompt_documents(ctx, [doc_id], images=True)[0].blocks
 
@@ -376,8 +376,8 @@ def _image_summary(path: Path) -> str:
 
 def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.chat import AnswerDelta, AnswerDone, ChatEvent, ChatService, ChatStarted
-    from app.models import STARTER_NOTICE
-    from app.session import Progress
+    from app.engine.session import Progress
+    from app.models.registry import STARTER_NOTICE
 
     *refs, question = args.documents
     if args.conversation is None and not refs:
@@ -445,7 +445,7 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
 
 def verdict_lines(claims: list[dict[str, object]], documents: int = 1) -> list[str]:
     """The footer under an answer: each checked sentence with its verdict, then the counts."""
-    from app.verdicts import mark, summary
+    from app.citations.verdicts import mark, summary
 
     rows = [(shown, str(c["text"])) for c in claims if (shown := mark(c, documents)) is not None]
     if not rows:
@@ -460,7 +460,7 @@ def verdict_lines(claims: list[dict[str, object]], documents: int = 1) -> list[s
 
 
 def _answer_json(message: MessageRow, documents: int) -> dict[str, object]:
-    from app.verdicts import counts, explain, mark
+    from app.citations.verdicts import counts, explain, mark
 
     return {
         "conversation_id": message.conversation_id,
@@ -476,9 +476,9 @@ def _answer_json(message: MessageRow, documents: int) -> dict[str, object]:
 
 
 def _cmd_plan(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.engines import local_engine
-    from app.plan_report import plan_report, report_lines
-    from app.session import Session
+    from app.engine.factory import local_engine
+    from app.engine.plan_report import plan_report, report_lines
+    from app.engine.session import Session
 
     doc_ids = [ctx.library.resolve(r).id for r in args.documents]
     session = Session.for_context(ctx, local_engine())  # the local plan, even when a model server is configured
@@ -492,7 +492,7 @@ def _cmd_plan(ctx: AppContext, args: argparse.Namespace) -> int:
 
 
 def _cmd_show_conversation(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.conversations import Conversations
+    from app.store.conversations import Conversations
 
     convs = Conversations(ctx.db)
     conv = convs.get(args.conversation)
@@ -528,7 +528,7 @@ def _cmd_show_conversation(ctx: AppContext, args: argparse.Namespace) -> int:
 
 
 def _cmd_conversations(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.conversations import Conversations
+    from app.store.conversations import Conversations
 
     rows = Conversations(ctx.db).all()
     if args.json:
@@ -542,7 +542,7 @@ def _cmd_conversations(ctx: AppContext, args: argparse.Namespace) -> int:
 
 
 def _cmd_models(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.models import ModelRecord
+    from app.models.registry import ModelRecord
 
     registry = ctx.models
     if args.models_command == "add":
@@ -602,7 +602,7 @@ def _mtp_column(registry: ModelRegistry, record: ModelRecord) -> str:
 
 
 def _cmd_server(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.server_check import check_server
+    from app.engine.server_check import check_server
 
     settings = ctx.settings
     if args.server_command == "off":
@@ -648,7 +648,7 @@ def _cmd_purge(ctx: AppContext, args: argparse.Namespace) -> int:
 
 
 def _cmd_doctor(ctx: AppContext, _args: argparse.Namespace) -> int:
-    from app.doctor import run_checks
+    from app.cli.doctor import run_checks
 
     for check in run_checks(ctx):
         print(f"{'ok ' if check.ok else '!! '} {check.name:<18} {check.value}")

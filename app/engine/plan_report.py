@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.models import ModelRecord
-from app.session import Session, prompt_documents
+from app.engine.session import Session, prompt_documents
+from app.models.registry import ModelRecord
 from assets import read_text
 from inference.chat_format import template_for
 from inference.gguf_facts import ModelFacts

@@ -15,9 +15,9 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from app.engines import make_engine
+from app.engine.factory import make_engine
 from app.errors import FolioError
-from app.models import ModelRecord, current_facts
+from app.models.registry import ModelRecord, current_facts
 from app.settings import engine_draft_tokens
 from inference.chat_format import Message, PromptPart, opens_thinking, template_for
 from inference.engine_api import Engine, EngineConfig, GenerateRequest, TokenCount
@@ -29,11 +29,11 @@ from inference.vision import has_images
 from ingest.document import Anchor, unit_of
 
 if TYPE_CHECKING:
+    from app.citations.grounding import Sources
     from app.context import AppContext
-    from app.grounding import Sources
-    from app.library import DocumentRow
     from app.paths import Paths
     from app.settings import Settings
+    from app.store.library import DocumentRow
 
 
 @dataclass(frozen=True)
@@ -356,7 +356,7 @@ class Session:
     def sources(self, ctx: AppContext, rows: Sequence[DocumentRow]) -> Sources:
         """The documents' passages for grounding, kept for the last few selections (seconds to build
         for a long contract; a stored document never changes, so ids and sha256s are the key)."""
-        from app.grounding import Sources
+        from app.citations.grounding import Sources
 
         key = tuple((d.id, d.sha256) for d in rows)
         kept = self._sources.get(key)

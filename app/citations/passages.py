@@ -1,6 +1,6 @@
 """Where on a page is a quoted passage? Rectangles to highlight, from the page's words or text blocks.
 
-A model's quote and a PDF's text layer differ in the ways app.quotes.normalize_for_match folds
+A model's quote and a PDF's text layer differ in the ways app.citations.quotes.normalize_for_match folds
 (ligatures, curly quotes, case, whitespace), and in words hyphenated at line ends, so both sides
 are normalized the same way word by word and matched on the joined text: verbatim first, then the
 best fuzzy window (an OCR slip or a dropped comma still lights up the right lines).
@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.quotes import normalize_for_match
+from app.citations.quotes import normalize_for_match
 
 Rect = tuple[float, float, float, float]  # x0, y0, x1, y1 in page units (PDF points, or image pixels)
 FUZZY_MIN_SCORE = 0.85
@@ -116,7 +116,7 @@ def _line_rects(words: Sequence[Word], owners: Sequence[int]) -> tuple[Rect, ...
 def find_in_blocks(blocks: Sequence[tuple[Rect, str]], quote: str) -> PassageMatch | None:
     """Fallback without word positions (scanned pages, a moved original): the text blocks that hold
     the quote, or the blocks wholly inside a quote that runs over several of them."""
-    from app.quotes import quote_in
+    from app.citations.quotes import quote_in
 
     holding = tuple(rect for rect, text in blocks if quote_in(quote, text))
     if holding:

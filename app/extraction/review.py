@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.audit import audited_settings, os_user
 from app.clock import now_iso
 from app.context import AppContext
 from app.errors import FolioError, NotFound
+from app.store.audit import audited_settings, os_user
 
 ACCEPTED = "accepted"
 CORRECTED = "corrected"

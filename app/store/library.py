@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.clock import now_iso
-from app.db import insert_row
 from app.errors import NotFound
+from app.store.db import insert_row
 from ingest import Document, Limits, Segment
 from ingest import load as ingest_load
 from ingest.document import Attachment, OcrWord, VideoInfo
@@ -31,7 +31,7 @@ _REFERENCED = """
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-    from app.audit import DocumentAudit
+    from app.store.audit import DocumentAudit
 
 # Rough chars-per-token for the library column; the exact count is taken when a prompt is built.
 CHARS_PER_TOKEN = 4

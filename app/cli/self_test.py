@@ -102,7 +102,7 @@ def run_self_test(
     """Run every step in a temporary FOLIO_HOME; raise FolioError (one line) on the first failure."""
     from app.chat import ChatService
     from app.context import open_app
-    from app.models import find_starter_file, packaged_starter_available, starter_file_name
+    from app.models.registry import find_starter_file, packaged_starter_available, starter_file_name
     from app.paths import default_paths
     from inference.backends import load_backends
 

@@ -1,6 +1,6 @@
 """The words for a claim's verdict, the same in the window, the CLI and the exports.
 
-Each verdict says what was checked and nothing more (app/grounding.py decides them): a mark to
+Each verdict says what was checked and nothing more (app/citations/grounding.py decides them): a mark to
 put after the sentence, a one-paragraph explanation for the tooltip, and a count line.
 """
 
@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from app.grounding import ADDED, EXEMPT, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
+from app.citations.grounding import ADDED, EXEMPT, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
 from ingest.document import format_timestamp
 
 LABELS = {

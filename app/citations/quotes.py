@@ -45,7 +45,7 @@ class QuoteMatch:
 
 def critical_tokens(normalized: str) -> Counter[str]:
     """Words whose change flips the meaning: numbers (in digits or words) and negations. These must match exactly."""
-    from app.normalise import NUMBER_WORDS
+    from app.citations.normalise import NUMBER_WORDS
 
     return Counter(
         w for w in _WORD_RE.findall(normalized) if w in _NEGATIONS or w in NUMBER_WORDS or any(c.isdigit() for c in w)

@@ -55,7 +55,7 @@ def run_checks(ctx: AppContext) -> list[Check]:
         ),
     ]
     if sys.platform.startswith("linux"):
-        from app.x11_libraries import check_xcb
+        from app.cli.x11_libraries import check_xcb
 
         xcb = check_xcb()
         checks.append(Check("Qt X11 libraries", xcb.line(), ok=xcb.ok))
@@ -87,8 +87,8 @@ def run_checks(ctx: AppContext) -> list[Check]:
 def socket_checks(ctx: AppContext) -> list[Check]:
     """The sockets held by this command, its engine (started here, llama.cpp loaded) and any other
     Folio process of this user, such as an open window and its engine."""
-    from app.engines import local_engine
-    from app.sockets import folio_processes
+    from app.cli.sockets import folio_processes
+    from app.engine.factory import local_engine
 
     engine = local_engine()
     try:
