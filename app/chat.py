@@ -166,7 +166,7 @@ class ChatService:
             record_question(
                 self.ctx.audit,
                 self.ctx.settings,
-                documents=list(documents.tags),
+                documents=[d.sha256 for d in documents.rows],  # as selected: an e-mail stands for its attachments
                 model_label=label,
                 model_sha256=sha256,
                 conversation_id=conversation_id,

@@ -149,7 +149,8 @@ def move_files(dry: bool) -> list[str]:
 
 
 def _rules() -> list[tuple[re.Pattern[str], str, str]]:
-    """(pattern, old, new) for each move; old "" marks the `from app.room import name` form."""
+    """(pattern, old, new) for each move; old "" marks the `from app.room import name` form, old "="
+    a pattern replaced by `new` as it stands (a regular expression template)."""
     rules = []
     for old, new in moves().items():
         room = new.rsplit(".", 1)[0]
@@ -160,6 +161,12 @@ def _rules() -> list[tuple[re.Pattern[str], str, str]]:
             rules.append((re.compile(rf"\b{re.escape(old)}\.(?!(?:{guard})\b)(?=\w)"), old + ".", new + "."))
             # `from app.cli import main` moves; `from app.cli import commands` is a module import.
             rules.append((re.compile(rf"\bfrom {re.escape(old)} import (?!(?:{guard})\b)"), "", new))
+            # `import app.models` (or `... as models`) and `setattr(app.models, ...)`: the module itself,
+            # now the room's member (a monkeypatch on the package would patch nothing).
+            rules.append(
+                (re.compile(rf"^(\s*)import {re.escape(old)}(?= as |\s*$)", re.MULTILINE), "=", rf"\1import {new}")
+            )
+            rules.append((re.compile(rf"(?<=\(){re.escape(old)}(?=,)"), "=", new))
         else:
             rules.append((re.compile(rf"\b{re.escape(old)}\b(?![\w])"), old, new))
         old_path, new_path = old.replace(".", "/") + ".py", new.replace(".", "/") + ".py"
@@ -171,6 +178,8 @@ def rewrite_text(text: str) -> str:
     for pattern, old, new in _rules():
         if old == "":  # the `from app.room import name` form
             text = pattern.sub(lambda m, new=new: f"from {new} import ", text)
+        elif old == "=":
+            text = pattern.sub(new, text)
         else:
             text = pattern.sub(lambda m, new=new, old=old: new if m.group(0) == old else m.group(0), text)
     return text

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 MIGRATION_SET = "folio"
 
-# Each entry is one numbered migration. Never edit a released one: add a new number.
+# Each entry is one numbered migration. Never edit a released one: add a new number. Kept in name
+# order (branches that each add one merge in any order; the migrations table lists them by name).
 MIGRATIONS: list[tuple[str, str]] = [
     (
         "m001_initial",
@@ -281,28 +282,6 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
     (
-        # Grounded cells, the request design a run was asked with, and reviewers' decisions: stored
-        # beside the model's answer (one row per decision, the latest counts), never over it.
-        "m019_extraction_review",
-        """
-        ALTER TABLE extraction_runs ADD COLUMN design TEXT NOT NULL DEFAULT 'v1';
-        ALTER TABLE extraction_cells ADD COLUMN verdict TEXT NOT NULL DEFAULT '';
-        ALTER TABLE extraction_cells ADD COLUMN passage TEXT NOT NULL DEFAULT '';
-        CREATE TABLE extraction_reviews (
-            id INTEGER PRIMARY KEY,
-            run_id INTEGER NOT NULL REFERENCES extraction_runs(id) ON DELETE CASCADE,
-            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-            field_key TEXT NOT NULL,
-            decision TEXT NOT NULL CHECK (decision IN ('accepted', 'corrected', 'rejected', 'cleared')),
-            value TEXT NOT NULL DEFAULT '',
-            note TEXT NOT NULL DEFAULT '',
-            reviewer TEXT NOT NULL,
-            at TEXT NOT NULL
-        );
-        CREATE INDEX extraction_reviews_cell ON extraction_reviews(run_id, document_id, field_key, id);
-        """,
-    ),
-    (
         "m016_ocr_words",
         """
         ALTER TABLE segments ADD COLUMN words TEXT;
@@ -334,6 +313,28 @@ MIGRATIONS: list[tuple[str, str]] = [
         """
         ALTER TABLE messages ADD COLUMN drafted_tokens INTEGER;
         ALTER TABLE messages ADD COLUMN accepted_tokens INTEGER;
+        """,
+    ),
+    (
+        # Grounded cells, the request design a run was asked with, and reviewers' decisions: stored
+        # beside the model's answer (one row per decision, the latest counts), never over it.
+        "m019_extraction_review",
+        """
+        ALTER TABLE extraction_runs ADD COLUMN design TEXT NOT NULL DEFAULT 'v1';
+        ALTER TABLE extraction_cells ADD COLUMN verdict TEXT NOT NULL DEFAULT '';
+        ALTER TABLE extraction_cells ADD COLUMN passage TEXT NOT NULL DEFAULT '';
+        CREATE TABLE extraction_reviews (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES extraction_runs(id) ON DELETE CASCADE,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            field_key TEXT NOT NULL,
+            decision TEXT NOT NULL CHECK (decision IN ('accepted', 'corrected', 'rejected', 'cleared')),
+            value TEXT NOT NULL DEFAULT '',
+            note TEXT NOT NULL DEFAULT '',
+            reviewer TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX extraction_reviews_cell ON extraction_reviews(run_id, document_id, field_key, id);
         """,
     ),
 ]

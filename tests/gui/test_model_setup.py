@@ -179,7 +179,7 @@ def test_the_demo_model_is_installed_from_a_usb_stick(  # type: ignore[no-untype
     from PySide6.QtWidgets import QFileDialog
 
     import app.engine.setup as model_setup
-    import app.models as models
+    import app.models.registry as models
     from app.models.registry import starter_file_name
 
     monkeypatch.setattr(models, "packaged_starter_available", lambda: False)

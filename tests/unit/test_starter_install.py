@@ -50,10 +50,10 @@ def test_without_pip_chunks_the_starter_comes_from_a_file_or_a_clear_error(
     starter_file: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import app.models
+    import app.models.registry
 
     # What the installers look like: the model chunks are not there.
-    monkeypatch.setattr(app.models, "packaged_starter_available", lambda: False)
+    monkeypatch.setattr(app.models.registry, "packaged_starter_available", lambda: False)
     monkeypatch.delenv("FOLIO_STARTER_GGUF", raising=False)
     with pytest.raises(FolioError, match=re.escape("folio models add-starter gemma-3-270m-q4_k_m.gguf")):
         ctx.models.starter()
