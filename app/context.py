@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.audit import AuditLog, DocumentAudit
-from app.db import open_db
-from app.library import Library
-from app.models import ModelRegistry
+from app.models.registry import ModelRegistry
 from app.paths import Paths, default_paths
 from app.settings import Settings, load_settings, save_settings
+from app.store.audit import AuditLog, DocumentAudit
+from app.store.db import open_db
+from app.store.library import Library
 from ingest import Limits
 from ingest.ocr import OcrOptions
 
@@ -25,11 +25,15 @@ class AppContext:
     db: Database
 
     @property
+    def audit(self) -> AuditLog:
+        return AuditLog.in_folder(self.db, self.paths.data_dir)
+
+    @property
     def library(self) -> Library:
         return Library(
             self.db,
             self.paths.blobs_dir,
-            audit=DocumentAudit(AuditLog.for_context(self), self.settings),
+            audit=DocumentAudit(self.audit, self.settings),
             ocr=self.ocr,
         )
 
@@ -43,12 +47,7 @@ class AppContext:
 
     @property
     def limits(self) -> Limits:
-        lim = self.settings.limits
-        return Limits(
-            max_bytes=lim.max_file_mb * 1024 * 1024,
-            max_pages=lim.max_pages,
-            max_duration_s=lim.max_video_minutes * 60.0,
-        )
+        return self.settings.limits.for_ingest()
 
     def save_settings(self) -> None:
         save_settings(self.settings, self.paths.settings_file)
@@ -66,7 +65,5 @@ def open_app(paths: Paths | None = None) -> AppContext:
     settings = load_settings(paths.settings_file)
     ctx = AppContext(paths, settings, open_db(paths.db_file))
     if ctx.db.execute("SELECT 1 FROM blob_trash LIMIT 1").fetchone():
-        from app.purge import empty_blob_trash
-
-        empty_blob_trash(ctx)  # a purge was interrupted between its commit and deleting page images
+        ctx.library.empty_trash()  # a purge was interrupted between its commit and deleting page images
     return ctx

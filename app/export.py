@@ -11,29 +11,26 @@ from __future__ import annotations
 import csv
 import dataclasses
 import hashlib
-import html
 import io
 import json
 import os
 import re
-import tempfile
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app import __version__
-from app.audit import AuditLog, audited_settings
 from app.clock import now_iso
 from app.errors import FolioError
-from app.paths import private_dir
-from app.settings import atomic_write_bytes
+from app.store.audit import audited_settings
+from common.files import atomic_write_bytes, synced_temp
 
 if TYPE_CHECKING:
     from app.context import AppContext
-    from app.conversations import ConversationRow, MessageRow
-    from app.extraction import Cell, ExtractionTable
-    from app.extraction_review import Review
+    from app.extraction.review import Review
+    from app.extraction.runner import Cell, ExtractionTable
+    from app.store.conversations import ConversationRow, MessageRow
 
 TABLE_FORMATS = ("csv", "xlsx", "json")
 CONVERSATION_FORMATS = ("md", "pdf")
@@ -78,13 +75,8 @@ def write_new(path: Path, data: bytes, *, overwrite: bool = False) -> None:
         return
     if path.exists():
         raise FileExists(f"{path} already exists; choose another name or replace it (--force)")
-    private_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = synced_temp(path, data)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
         try:
             os.link(tmp, path)  # fails if the name appeared meanwhile: never a silent replace
         except FileExistsError as exc:
@@ -94,7 +86,7 @@ def write_new(path: Path, data: bytes, *, overwrite: bool = False) -> None:
                 raise FileExists(f"{path} already exists; choose another name or replace it (--force)") from None
             os.replace(tmp, path)
     finally:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
 
 
 def format_of(path: Path, allowed: tuple[str, ...], fmt: str | None = None) -> str:
@@ -109,7 +101,7 @@ def format_of(path: Path, allowed: tuple[str, ...], fmt: str | None = None) -> s
 # -- extraction tables ---------------------------------------------------------------------------
 def cell_status(cell: Cell | None) -> str:
     """What was checked about a cell, in words: its grounding verdict, or why it has no value."""
-    from app.extraction_cells import BAD_OUTPUT, CUT_OFF
+    from app.extraction.cells import BAD_OUTPUT, CUT_OFF
 
     if cell is None:
         return "pending"
@@ -232,7 +224,7 @@ def table_xlsx(table: ExtractionTable) -> bytes:
     from openpyxl.comments import Comment
     from openpyxl.styles import Alignment, Font, PatternFill
 
-    from app.extraction_cells import ADDED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
+    from app.extraction.cells import ADDED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
 
     fills = {
         "bad": PatternFill("solid", fgColor="F8D7DA"),
@@ -328,7 +320,7 @@ def _citation_note(c: dict[str, Any]) -> str:
 
 def _claim_notes(m: MessageRow, documents: int) -> list[tuple[str, str, str]]:
     """(mark, sentence, what was checked) for every claim that gets a mark."""
-    from app.verdicts import explain, mark
+    from app.citations.verdicts import explain, mark
 
     out = []
     for c in m.claims:
@@ -355,7 +347,7 @@ class ConversationExport:
 
 
 def load_conversation(ctx: AppContext, conversation_id: int) -> ConversationExport:
-    from app.conversations import Conversations
+    from app.store.conversations import Conversations
 
     convs = Conversations(ctx.db)
     conv = convs.get(conversation_id)
@@ -385,7 +377,7 @@ def conversation_markdown(data: ConversationExport) -> str:
         if m.role == "assistant":
             notes = _claim_notes(m, len(data.documents))
             if notes:
-                from app.verdicts import summary
+                from app.citations.verdicts import summary
 
                 lines.append(f"Checked sentence by sentence ({summary(m.claims)}):")
                 # Plain text like the answer above it: a Markdown file stays readable in any editor.
@@ -400,38 +392,14 @@ def conversation_markdown(data: ConversationExport) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _conversation_html(data: ConversationExport) -> str:
-    e = html.escape
-    out = [f"<h1>{e(data.conversation.title)}</h1>"]
-    out.append(f"<p class='meta'>Exported {e(data.exported_at)} by Folio {e(__version__)}. "
-               f"Conversation {data.conversation.id}.</p>")  # fmt: skip
-    out.append("<h2>Documents</h2><ol>")
-    out += [f"<li><b>{e(t)}</b><br/>sha256 <code>{e(s)}</code><br/>{e(p)}</li>" for t, s, p in data.documents]
-    out.append("</ol>")
-    if data.models:
-        out.append("<h2>Models</h2><ul>")
-        out += [f"<li>{e(label)}<br/>sha256 <code>{e(sha)}</code></li>" for label, sha in data.models]
-        out.append("</ul>")
-    out.append("<h2>Conversation</h2>")
-    for m in data.messages:
-        who = "You" if m.role == "user" else f"Folio ({m.model})"
-        out.append(f"<h3>{e(who)} <span class='meta'>{e(m.created_at)}</span></h3>")
-        paragraphs = (m.text or "(no text)").split("\n")
-        out += [f"<p>{e(p)}</p>" for p in paragraphs if p.strip()]
-        notes = _claim_notes(m, len(data.documents)) if m.role == "assistant" else []
-        if notes:
-            from app.verdicts import summary
+def markdown_html(markdown: str) -> str:
+    """Markdown as HTML for the PDF, rendered by markdown-it (CommonMark). The answers in it are the
+    model's untrusted output: raw HTML is shown as text, and links and images are not followed (an
+    image could name any file on this computer), so they stay as their words."""
+    from markdown_it import MarkdownIt
 
-            out.append(f"<p class='cites'>Checked sentence by sentence ({e(summary(m.claims))}):</p><ul class='cites'>")
-            out += [f"<li><b>{e(mark)}</b> {e(text)}<br/><i>{e(why)}</i></li>" for mark, text, why in notes]
-            out.append("</ul>")
-        if m.role == "assistant" and m.citations:
-            out.append("<ul class='cites'>")
-            out += [f"<li>{e(_citation_note(c))}</li>" for c in m.citations]
-            out.append("</ul>")
-        if m.role == "assistant" and m.status != "complete":
-            out.append(f"<p class='meta'>Status: {e(m.status)}</p>")
-    return "\n".join(out)
+    md = MarkdownIt("commonmark", {"html": False}).disable(["image", "link", "autolink"])
+    return md.render(markdown)
 
 
 _PDF_CSS = """
@@ -439,15 +407,15 @@ _PDF_CSS = """
 body { font-size: 10pt; }
 h1 { font-size: 16pt; } h2 { font-size: 13pt; } h3 { font-size: 11pt; }
 code { font-family: monospace; font-size: 8pt; }
-.meta { color: #555555; font-size: 8pt; }
-.cites { font-size: 8pt; color: #333333; }
+li { font-size: 9pt; }
 """
 
 
 def conversation_pdf(data: ConversationExport) -> bytes:
+    """The Markdown export typeset: one rendering of the answers (their own Markdown included) for both."""
     import pymupdf
 
-    story = pymupdf.Story(html=_conversation_html(data), user_css=_PDF_CSS)
+    story = pymupdf.Story(html=markdown_html(conversation_markdown(data)), user_css=_PDF_CSS)
     out = io.BytesIO()
     writer = pymupdf.DocumentWriter(out)
     page = pymupdf.paper_rect("a4")
@@ -470,11 +438,11 @@ class Exporter:
     def _finish(self, path: Path, fmt: str, data: bytes, overwrite: bool, audit: dict[str, Any]) -> ExportResult:
         write_new(path, data, overwrite=overwrite)
         digest = hashlib.sha256(data).hexdigest()
-        AuditLog.for_context(self.ctx).record(
+        self.ctx.audit.record(
             "export",
             documents=audit.pop("documents"),
             model_sha256=audit.pop("model_sha256"),
-            settings=audited_settings(self.ctx),
+            settings=audited_settings(self.ctx.settings),
             details={**audit, "path": str(path), "format": fmt, "sha256": digest, "bytes": len(data)},
         )
         return ExportResult(path, fmt, digest, len(data))
@@ -488,7 +456,7 @@ class Exporter:
         document_ids: list[int] | None = None,
         overwrite: bool = False,
     ) -> ExportResult:
-        from app.extraction import load_table
+        from app.extraction.runner import load_table
 
         chosen = format_of(path, TABLE_FORMATS, fmt)
         table = load_table(self.ctx, run_id, document_ids)
@@ -528,11 +496,11 @@ class Exporter:
 
     def default_name(self, *, run_id: int | None = None, conversation_id: int | None = None, fmt: str) -> str:
         if conversation_id is not None:
-            from app.conversations import Conversations
+            from app.store.conversations import Conversations
 
             title = Conversations(self.ctx.db).get(conversation_id).title
             return safe_filename(f"Conversation {conversation_id} - {title}", fmt)
-        from app.extraction import load_run_info
+        from app.extraction.runner import load_run_info
 
         info = load_run_info(self.ctx, run_id or 0)
         return safe_filename(f"Extraction {info.id} - {info.template.name}", fmt)

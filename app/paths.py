@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from common.files import private_dir
+
 APP_NAME = "Folio"
 
 
@@ -42,31 +44,6 @@ class Paths:
             if os.name == "posix":
                 directory.chmod(0o700)
         return self
-
-
-def private_dir(path: Path) -> Path:
-    """Create a folder, and any missing folder above it, user-only (0700 on POSIX).
-
-    Path.mkdir(parents=True, mode=...) applies the mode to the last folder only; the ones above get
-    the umask's default (usually world-readable). Folders that already exist are left as they are.
-    """
-    missing: list[Path] = []
-    current = path
-    while not current.exists():
-        missing.append(current)
-        if current.parent == current:
-            break
-        current = current.parent
-    for folder in reversed(missing):
-        try:
-            folder.mkdir(mode=0o700)
-        except FileExistsError:
-            continue  # made meanwhile by another process
-        if os.name == "posix":
-            folder.chmod(0o700)  # mkdir's mode is filtered through the umask
-    if not path.is_dir():
-        raise NotADirectoryError(f"{path} is not a folder")
-    return path
 
 
 def default_paths() -> Paths:

@@ -9,7 +9,7 @@ log is checkpointed and truncated, so no copy of the text stays in the database 
 Files cannot join a transaction, so: document snapshots (model state after reading the document)
 are deleted before the commit - they are caches, losing one to a failed purge costs only a re-read;
 page images are queued in `blob_trash` inside the transaction and deleted right after the commit.
-A crash in between leaves the queue, which the next start of Folio empties (empty_blob_trash).
+A crash in between leaves the queue, which the next start of Folio empties (Library.empty_trash).
 A blob still used by another document (the same scanned page twice) is kept.
 
 The audit log is append-only by design: its earlier entries (question text, sha256s) stay.
@@ -21,9 +21,9 @@ import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.audit import AuditLog, audited_settings
 from app.clock import now_iso
-from app.library import DocumentRow
+from app.store.audit import audited_settings
+from app.store.library import DocumentRow
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -40,15 +40,6 @@ class PurgeResult:
     extraction_cells: int
     blobs: int  # image files deleted (shared ones are kept)
     snapshots: int  # model-state snapshots deleted
-
-
-_REFERENCED = """
-    SELECT image_blob FROM pages WHERE image_blob = :name
-    UNION ALL SELECT image_blob FROM segments WHERE image_blob = :name
-    UNION ALL SELECT contact_sheet_blob FROM documents WHERE contact_sheet_blob = :name
-    UNION ALL SELECT original_blob FROM documents WHERE original_blob = :name
-    LIMIT 1
-"""
 
 
 def purge_document(ctx: AppContext, doc_id: int) -> PurgeResult:
@@ -80,7 +71,7 @@ def purge_document(ctx: AppContext, doc_id: int) -> PurgeResult:
         int(r[0]) for r in db.execute("SELECT run_id FROM extraction_run_documents WHERE document_id = ?", [doc_id])
     ]
     snapshots = 0
-    audit = AuditLog.for_context(ctx)
+    audit = ctx.audit
     db.execute("PRAGMA secure_delete = ON")  # deleted rows and freed pages are overwritten with zeros
     try:
         with db.atomic():
@@ -106,7 +97,7 @@ def purge_document(ctx: AppContext, doc_id: int) -> PurgeResult:
                 "purge",
                 documents=[doc.sha256],
                 model_sha256=None,
-                settings=audited_settings(ctx),
+                settings=audited_settings(ctx.settings),
                 details={
                     "pages": pages,
                     "segments": segments,
@@ -120,7 +111,7 @@ def purge_document(ctx: AppContext, doc_id: int) -> PurgeResult:
     finally:
         db.execute("PRAGMA secure_delete = OFF")
     audit.sync_head()
-    removed = empty_blob_trash(ctx)
+    removed = ctx.library.empty_trash()
     with contextlib.suppress(Exception):  # another Folio holding the database only delays this
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     result = PurgeResult(doc, pages, segments, len(conversations), cells, removed, snapshots)
@@ -130,25 +121,6 @@ def purge_document(ctx: AppContext, doc_id: int) -> PurgeResult:
         if not ctx.library.attached_to(attachment_id):
             purge_document(ctx, attachment_id)
     return result
-
-
-def empty_blob_trash(ctx: AppContext) -> int:
-    """Delete queued image files no document uses any more; returns how many files were deleted."""
-    db = ctx.db
-    names = [str(r[0]) for r in db.execute("SELECT name FROM blob_trash ORDER BY name")]
-    removed = 0
-    for name in names:
-        if db.execute(_REFERENCED, {"name": name}).fetchone() is None:
-            path = ctx.library.blob_path(name)
-            if path.exists():
-                try:
-                    path.unlink()
-                except OSError:
-                    continue  # kept in the queue: tried again next time
-                removed += 1
-        with db.atomic():
-            db.execute("DELETE FROM blob_trash WHERE name = ?", [name])
-    return removed
 
 
 def _count(db: Database, sql: str, doc_id: int) -> int:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from app.errors import FolioError
-from app.paths import private_dir
+from common.files import atomic_write_text
+from ingest.limits import Limits
 
 SCHEMA_VERSION = 1
 KV_TYPES = ("auto", "f16", "q8_0", "q4_0")
@@ -20,10 +19,19 @@ MAX_DRAFT_TOKENS = 16
 
 
 @dataclass
-class Limits:
+class FileLimits:
+    """ingest.Limits in the units a user sets them in (settings.toml, the settings dialog)."""
+
     max_file_mb: int = 2048
     max_pages: int = 5000
     max_video_minutes: int = 180
+
+    def for_ingest(self) -> Limits:
+        return Limits(
+            max_bytes=self.max_file_mb * 1024 * 1024,
+            max_pages=self.max_pages,
+            max_duration_s=self.max_video_minutes * 60.0,
+        )
 
 
 @dataclass
@@ -56,7 +64,7 @@ class Settings:
     server_model: str = ""  # the served model's name; "" = the first one the server lists
     server_timeout_s: int = 600  # longest silence accepted from the server (it reads long prompts)
     server_images: bool = True  # send scanned pages / keyframes to the server as images
-    limits: Limits = field(default_factory=Limits)
+    limits: FileLimits = field(default_factory=FileLimits)
     extraction: Extraction = field(default_factory=Extraction)
     ocr: Ocr = field(default_factory=Ocr)
 
@@ -131,25 +139,3 @@ def save_settings(settings: Settings, path: Path) -> None:
     settings.validate()
     data = tomli_w.dumps(dataclasses.asdict(settings))
     atomic_write_text(path, data)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write via a temp file in the same folder, fsync, then rename: never a half-written file.
-    The file is user-only (0600 on POSIX), and so is any folder created for it."""
-    private_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if os.name == "posix":
-            os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

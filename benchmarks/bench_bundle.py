@@ -104,7 +104,7 @@ def left_out() -> list[tuple[str, int]]:
 
 def starter_file() -> Path:
     sys.path.insert(0, str(ROOT))
-    from app.models import assemble_starter
+    from app.models.registry import assemble_starter
 
     return assemble_starter(Path(tempfile.gettempdir()) / "folio-bench-models")
 

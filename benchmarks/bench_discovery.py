@@ -1,6 +1,6 @@
 """How long it takes to look at a model file: llama.cpp's GGUF reader vs the `gguf` package's.
 
-Discovery (app/discovery.py) reads each file's header with llama.cpp's own C reader
+Discovery (app/models/discovery.py) reads each file's header with llama.cpp's own C reader
 (inference.gguf_native.read_header: every key, the tensor table, no weights); registering a model
 reads the full facts with the `gguf` package (inference.gguf_facts.read_facts, GGUFReader). The
 difference matters for a vocabulary of Qwen3.5's size (248,320 tokens), so this writes (never

@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from app.models import assemble_starter  # noqa: E402
+from app.models.registry import assemble_starter  # noqa: E402
 from benchmarks.results import write_section  # noqa: E402
 from inference.chat_format import Message, template_for  # noqa: E402
 from inference.engine import LocalEngine  # noqa: E402

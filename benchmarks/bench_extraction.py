@@ -65,8 +65,8 @@ def bench_grammar(model_path: Path) -> list[str]:
 def bench_groups(model_home: Path) -> list[str]:
     os.environ["FOLIO_HOME"] = str(model_home)
     from app.context import open_app
-    from app.extraction import ExtractionService
-    from app.templates import Template
+    from app.extraction.runner import ExtractionService
+    from app.extraction.templates import Template
     from tests.fixtures.pdfs import make_contract_pdf
 
     fields = [{"name": n} for n in ("Parties", "Governing Law", "Monthly Fee", "Term")]
@@ -101,7 +101,7 @@ def bench_groups(model_home: Path) -> list[str]:
 
 
 def bench_quotes() -> list[str]:
-    from app.quotes import find_quote
+    from app.citations.quotes import find_quote
 
     rng = random.Random(7)
     letters = "abcdefghijklmnopqrstuvwxyz"
@@ -125,7 +125,7 @@ def bench_quotes() -> list[str]:
 
 
 def main() -> int:
-    from app.models import assemble_starter
+    from app.models.registry import assemble_starter
 
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)

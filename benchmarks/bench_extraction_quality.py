@@ -13,8 +13,8 @@ the built-in contract_review template (the 41 CUAD categories: 8 short answers, 
 
 Measured: per short-answer field, how many contracts are answered correctly (rules in
 benchmarks/cuad_compare.py); for the yes/no clauses, precision and recall of "present" over the
-contract x category pairs; each cell's verdict (app/grounding.py, the chat's), and how often a cell
-marked quoted or supported points at a page that lacks CUAD's evidence; and time per document.
+contract x category pairs; each cell's verdict (app/citations/grounding.py, the chat's), and how often a
+cell marked quoted or supported points at a page that lacks CUAD's evidence; and time per document.
 GOOSEHEAD (115 pages, ~75K tokens) does not fit the model's 32K context: a plain 'too long' for the
 chat and the extraction alike, counted as a wrong answer for every field, even where CUAD has none.
 
@@ -208,10 +208,10 @@ class DocResult:
 
 def baseline_cells(ctx: Any, service: Any, doc_id: int, template: Any) -> dict[str, dict[str, Any]]:
     """Today's design, replayed: one field per request, null or {"value", "quote", "page"}."""
-    from app.chat import prompt_documents
+    from app.engine.session import prompt_documents
     from app.errors import FolioError
-    from app.extraction_cells import ground_cell
-    from app.extraction_schema import max_output_bytes
+    from app.extraction.cells import ground_cell
+    from app.extraction.schema import max_output_bytes
     from assets import read_text
     from inference.chat_format import template_for
     from inference.engine_api import Sampling
@@ -219,7 +219,7 @@ def baseline_cells(ctx: Any, service: Any, doc_id: int, template: Any) -> dict[s
 
     record = ctx.models.active(ctx.settings)
     chat_template = template_for(record.architecture, record.facts.chat_template)
-    sources = service.chat.sources([doc_id])
+    sources = service.session.sources(ctx, [ctx.library.get(doc_id)])
     threshold = ctx.settings.extraction.quote_threshold
     found_cell = {
         "type": "object",
@@ -247,15 +247,15 @@ def baseline_cells(ctx: Any, service: Any, doc_id: int, template: Any) -> dict[s
         rendered = render_prompt(chat_template, messages, enable_thinking=False)
         sampling = Sampling(0.0, 1.0, 1, 0.0, 0.0, max_output_bytes(schema) + 2)
         try:
-            count = service.chat.count_tokens(record, rendered)
-            config = service.chat.engine_config(record, count, sampling.max_tokens)
+            count = service.session.count_tokens(record, rendered)
+            config = service.session.engine_config(record, count, sampling.max_tokens)
         except FolioError as exc:
             out[f.key] = {"found": False, "value": "", "note": str(exc), "verdict": ""}
             continue
         request = GenerateRequest(
             rendered.parts, sampling, rendered.prefix_parts, json_schema=json.dumps(schema), prefix_tags=(sha,)
         )
-        text = "".join(e.text for e in service.engine.generate(config, request) if isinstance(e, TokenText))
+        text = "".join(e.text for e in service.session.generate(config, request) if isinstance(e, TokenText))
         try:
             raw = json.loads(text, strict=False)[f.key]
         except (json.JSONDecodeError, KeyError, TypeError):
@@ -270,11 +270,12 @@ def baseline_cells(ctx: Any, service: Any, doc_id: int, template: Any) -> dict[s
 
 
 def run_document(ctx: Any, engine: RecordingEngine, contract: Contract, template: Any, parts: set[str]) -> DocResult:
-    from app.extraction import ExtractionService
+    from app.engine.session import Session
+    from app.extraction.runner import ExtractionService
 
     doc = ctx.library.add(contract.path).document
     result = DocResult(contract, doc.id, doc.title, doc.page_count, doc.token_estimate)
-    service = ExtractionService(ctx, engine=engine)
+    service = ExtractionService(ctx, Session.for_context(ctx, engine))
 
     def timed(name: str, job: Any) -> Any:
         before = len(engine.log)
@@ -323,6 +324,7 @@ def chat_answers(
     """The chat's answers to the short-answer questions, as bench_grounding keys and stores them: read
     from its cache or ours, else asked (a new conversation each) and kept in ours."""
     from app.chat import ChatService
+    from app.engine.session import Session
     from app.errors import FolioError
 
     instructions = (REPO / "assets" / "prompts" / "answer.md").read_text(encoding="utf-8")
@@ -338,7 +340,7 @@ def chat_answers(
             answers[category] = ShortAnswer(False, "", note=NOT_ASKED)
             continue
         if saved is None or engine.fresh:
-            chat = chat or ChatService(ctx, engine)
+            chat = chat or ChatService(ctx, Session.for_context(ctx, engine))
             started = time.monotonic()
             try:
                 text, note = chat.ask([doc.id], question, max_tokens=CHAT_TOKENS).text, ""
@@ -366,7 +368,7 @@ def short_correct(contract: Contract, category: str, found: bool, value: str, *,
 
 
 def page_has_evidence(ctx: Any, document_id: int, page: int | None, clauses: list[str]) -> bool:
-    from app.quotes import quote_in
+    from app.citations.quotes import quote_in
 
     if page is None or not clauses:
         return False
@@ -388,9 +390,9 @@ def score(ctx: Any, results: list[DocResult], template: Any, parts: set[str], le
         f"{MODEL_LABEL} (benchmarks/eval_model.py), greedy, one llama.cpp thread on the shared 2-core machine "
         f"(niced, beside other work: times are wall seconds under that load). Fields: the {len(SHORT)} short "
         f"answers and {len(yes_no)} of the template's 33 yes/no clauses. Comparison rules: "
-        "benchmarks/cuad_compare.py (dates and durations read by app/normalise.py). Raw answers come from the "
-        "model or its on-disk cache (keyed by model sha256, the whole prompt, the answer format and sampling); "
-        "the chat's from the same cache as benchmarks/bench_grounding.py. `make eval` "
+        "benchmarks/cuad_compare.py (dates and durations read by app/citations/normalise.py). Raw answers come "
+        "from the model or its on-disk cache (keyed by model sha256, the whole prompt, the answer format and "
+        "sampling); the chat's from the same cache as benchmarks/bench_grounding.py. `make eval` "
         f"(benchmarks/bench_extraction_quality.py), {time.strftime('%Y-%m-%d')}.",
     ]
     if left_out:
@@ -540,14 +542,15 @@ def presence_table(
 def grounding_table(
     ctx: Any, results: list[DocResult], designs: list[str], template: Any, figures: dict[str, tuple[int, int]]
 ) -> list[str]:
-    from app.extraction_cells import VERDICTS
+    from app.extraction.cells import VERDICTS
 
     lines = [
         "",
         "### How the cells were grounded",
         "",
-        "Cells with a value (short answers) or a clause judged present, by verdict (app/grounding.py, the chat's). "
-        "The goal: at most 2% of the cells marked quoted or supported stand on a page without CUAD's evidence. "
+        "Cells with a value (short answers) or a clause judged present, by verdict (app/citations/grounding.py, "
+        "the chat's). The goal: at most 2% of the cells marked quoted or supported stand on a page without "
+        "CUAD's evidence. "
         "'Evidence elsewhere' counts those among fields where CUAD's experts marked evidence (the page is wrong); "
         "'no evidence there' counts every quoted or supported cell whose page holds none, including fields CUAD "
         "says the contract does not have (the value is wrong, wherever it stands).",
@@ -639,7 +642,7 @@ def main(argv: list[str]) -> int:
     store.mkdir(parents=True, exist_ok=True)
     engine = RecordingEngine(store, model_sha, args.fresh, cached_only=args.cached_only)
     try:
-        from app.templates import TemplateStore
+        from app.extraction.templates import TemplateStore
 
         template = TemplateStore.for_config(ctx.paths.config_dir).get("contract_review")
         kinds = args.fields

@@ -10,7 +10,7 @@ the grounding logic does not need the model again (--fresh ignores the cache).
 
 Ground truth: the `-Answer` column is the answer; the clause column is the evidence, and a page holds
 the evidence when the clause text is found on it. A claim "states the right fact" when it holds the
-answer's key fact (a date, a duration, a state, a party's name), read with app/normalise.py.
+answer's key fact (a date, a duration, a state, a party's name), read with app/citations/normalise.py.
 Claims known to be false: each true fact altered (another date, another governing law, an invented
 party, another duration), written as a sentence and grounded against the real document, cited to the
 evidence page and uncited. Today's check (a citation is "checked" when its page exists) is the baseline.
@@ -201,7 +201,7 @@ class Key:
     words: tuple[str, ...] = ()
 
     def stated_by(self, text: str) -> bool:
-        from app.normalise import find_facts
+        from app.citations.normalise import find_facts
 
         facts = find_facts(text)
         for fact in facts:
@@ -219,7 +219,7 @@ def _same_date(reading: tuple[int | None, ...], key: tuple[int | None, ...]) -> 
 
 def key_of(label: Label) -> Key:
     """The label's answer (and accepted alternates) read into facts."""
-    from app.normalise import find_facts
+    from app.citations.normalise import find_facts
 
     answers = [label.answer]
     answers += next((alts for (prefix, cat), alts in ALTERNATES.items()
@@ -316,7 +316,7 @@ def _claim_pages(claim: Any, citations: list[Any]) -> list[int]:
 
 
 def grade_answer(tally: Tally, asked: Asked, sources: Any, evidence: set[int]) -> None:
-    from app.grounding import EXEMPT, FOUND, QUOTED, SUPPORTED, ground_answer
+    from app.citations.grounding import EXEMPT, FOUND, QUOTED, SUPPORTED, ground_answer
 
     tally.questions += 1
     if asked.answer is None:
@@ -380,7 +380,7 @@ def _explain(what: str, asked: Asked, verdict: Any, evidence: set[int]) -> None:
 
 def _about_the_fact(label: Label, text: str) -> bool:
     """Does the claim state a fact of the asked kind (a date for a date question, a law's place...)?"""
-    from app.normalise import find_facts
+    from app.citations.normalise import find_facts
 
     kinds = {f.kind for f in find_facts(text)}
     if label.category in ("Agreement Date", "Expiration Date"):
@@ -394,7 +394,7 @@ def _about_the_fact(label: Label, text: str) -> bool:
 
 def _written_date(key: Key, texts: list[str]) -> tuple[int, int, int] | None:
     """The label's date when the evidence writes it out (CUAD computes some: 'three years from ...')."""
-    from app.normalise import find_facts
+    from app.citations.normalise import find_facts
 
     for text in texts:
         for fact in find_facts(text):
@@ -457,7 +457,7 @@ def synthetic_claims(label: Label, evidence: set[int], page_texts: list[str]) ->
 
 
 def evaluate(ctx: Any, labels: dict[str, list[Label]], asked: list[Asked]) -> list[str]:
-    from app.grounding import FOUND, QUOTED, SUPPORTED, UNSUPPORTED, Sources, ground_answer
+    from app.citations.grounding import FOUND, QUOTED, SUPPORTED, UNSUPPORTED, Sources, ground_answer
 
     by_contract: dict[str, tuple[Any, list[str]]] = {}
     for filename in labels:

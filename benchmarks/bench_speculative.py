@@ -83,11 +83,11 @@ class Tally:
 
 def requests_for(ctx: object, doc_id: int, template_source: str | None, architecture: str) -> list[tuple[str, object]]:
     """(workload, request) pairs for one document, built the way chat and extraction build them."""
-    from app.chat import prompt_documents
     from app.context import AppContext
-    from app.extraction import extraction_messages
-    from app.extraction_schema import group_schema, max_output_bytes
-    from app.templates import TemplateStore
+    from app.engine.session import prompt_documents
+    from app.extraction.prompt import FieldAsk, extraction_messages
+    from app.extraction.schema import group_schema, max_output_bytes
+    from app.extraction.templates import TemplateStore
     from assets import read_text
     from inference.chat_format import template_for
     from inference.engine_api import GenerateRequest, Sampling
@@ -109,9 +109,9 @@ def requests_for(ctx: object, doc_id: int, template_source: str | None, architec
     settings = ctx.settings.extraction
     for name in FIELDS:
         field = next(f for f in contract_review.fields if f.name == name)
-        schema = group_schema([field.key], settings.value_chars, settings.quote_chars)
+        schema = group_schema([(field.key, field.yes_no, 0)], settings.value_chars, settings.quote_chars)
         greedy = Sampling(0.0, 1.0, 1, 0.0, 0.0, max_output_bytes(schema) + 2)
-        rendered = render_prompt(template, extraction_messages(ctx, doc_id, [field]), enable_thinking=False)
+        rendered = render_prompt(template, extraction_messages(documents, [FieldAsk(field)]), enable_thinking=False)
         request = GenerateRequest(rendered.parts, greedy, rendered.prefix_parts, json_schema=json.dumps(schema))
         out.append(("extraction", request))
     return out
@@ -347,7 +347,7 @@ def main() -> int:
                     continue
                 label = "Qwen2.5-Coder-1.5B Q4_K_M"
             else:
-                from app.models import assemble_starter
+                from app.models.registry import assemble_starter
 
                 model, label = assemble_starter(work / "models"), "Gemma 3 270M Q4_K_M (starter)"
             print(f"[{label}]", flush=True)

@@ -43,7 +43,7 @@ STACKS = None  # --stacks: a file that gets every thread's stack whenever a tick
 from PySide6.QtCore import QEventLoop, QObject, Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QTextBrowser  # noqa: E402
 
-from app.conversations import MessageRow  # noqa: E402
+from app.store.conversations import MessageRow  # noqa: E402
 
 
 class Probe(QObject):

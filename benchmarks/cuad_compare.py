@@ -8,7 +8,7 @@ The rules, kept honest (each one also applies to the chat's answers, read the sa
   "Parties"') or are left with only generic words ('you'). Each remaining party must be named: at
   least 80% of its distinctive words (without company suffixes such as Inc., LLC, Ltd., Corp.) appear
   in Folio's answer.
-- Dates: both sides are read as calendar dates by Folio's normaliser (app/normalise.py: 'March 29, 2018',
+- Dates: both sides are read as calendar dates by Folio's normaliser (app/citations/normalise.py: 'March 29, 2018',
   '2018-03-29'); the first date in Folio's answer must equal CUAD's. CUAD writes blanks of an unfilled
   form as '[]' ('[]/[]/2016'): only the parts given must agree. An expiration date may be one day off
   ('through May 31, 2021' for CUAD's 6/1/21), or given as a duration from CUAD's effective (or
@@ -63,7 +63,7 @@ def says_not_stated(text: str) -> bool:
     return bool(NOT_STATED_RE.search(text)) or text.strip().lower() in ("", "not stated", "none", "n/a")
 
 
-# -- dates and durations: read by Folio's own normaliser (app/normalise.py) -------------------------
+# -- dates and durations: read by Folio's own normaliser (app/citations/normalise.py) -------------------------
 def find_dates(text: str) -> list[list[date]]:
     """The full calendar dates in the text, in order, each with its readings ('1/6/16' reads two ways)."""
     found = []

@@ -3,8 +3,10 @@
 `inference.engine_process.EngineProcess` (llama.cpp in a child process) implements `Engine`, and so
 does `inference.remote.RemoteEngine` (an OpenAI-compatible server; it takes config None). Requests
 carry the prompt as `parts` (template markup, untrusted content and images, so each engine tokenizes
-content safely) and the structured `messages` for engines that apply the chat template themselves.
-The local engine also counts tokens (`count_tokens`) so the planner can size its context.
+content safely) and the structured `messages` for engines that apply the chat template themselves
+(`applies_template`). An engine that plans its own context (the local one) counts tokens
+(`count_tokens`) and lists the GPUs it can offload to, so the planner can size that context. Code
+outside `inference/` asks an engine what it does, never which class it is.
 """
 
 from __future__ import annotations
@@ -96,6 +98,25 @@ class Engine(Protocol):
 
     @property
     def config(self) -> EngineConfig | None: ...
+
+    @property
+    def applies_template(self) -> bool:
+        """True when the engine takes `messages` and applies the chat template itself (a model server,
+        config None); False when it takes rendered `parts` on a context the app plans."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """Who answers, for the user: the served model and host, or "" for a local model file."""
+        ...
+
+    def count_tokens(self, config: EngineConfig, parts: list[PromptPart], prefix_parts: int) -> TokenCount:
+        """Exact token counts of a rendered prompt (engines that plan their context)."""
+        ...
+
+    def gpu_devices(self) -> list[tuple[str, int, int]]:
+        """(name, free bytes, total bytes) of the GPUs this engine can offload to; [] when none or remote."""
+        ...
 
     def load(self, config: EngineConfig | None) -> Iterator[EngineEvent]:
         """Make the model ready with this configuration (a no-op when it already is)."""

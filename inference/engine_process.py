@@ -44,6 +44,14 @@ class EngineProcess:
     def config(self) -> EngineConfig | None:
         return self._config
 
+    @property
+    def applies_template(self) -> bool:
+        return False  # takes rendered parts on a context the app plans
+
+    @property
+    def label(self) -> str:
+        return ""
+
     def _start(self) -> None:
         req_r, req_w = self._mp.Pipe(duplex=False)
         ev_r, ev_w = self._mp.Pipe(duplex=False)

@@ -121,10 +121,6 @@ def log_callback() -> Any:
     return _log_callback
 
 
-def supports_gpu_offload() -> bool:
-    return bool(lib().llama_supports_gpu_offload())
-
-
 class NativeModel:
     """Weights and vocabulary of one GGUF."""
 
@@ -362,9 +358,6 @@ class NativeContext:
     # -- memory --------------------------------------------------------------------------------------
     def pos_max(self) -> int:
         return int(lib().llama_memory_seq_pos_max(self.memory, 0))
-
-    def pos_min(self) -> int:
-        return int(lib().llama_memory_seq_pos_min(self.memory, 0))
 
     def clear(self) -> None:
         lib().llama_memory_clear(self.memory, True)

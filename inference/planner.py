@@ -96,9 +96,6 @@ class MemoryEstimate:
     def ram(self) -> int:
         return self.total - self.gpu
 
-    def as_dict(self) -> dict[str, int]:
-        return dataclasses.asdict(self)
-
 
 @dataclass(frozen=True)
 class PlanRequest:
@@ -418,6 +415,14 @@ class TierAdvice:
     kv_type: str
     memory: int
     max_context: int
+
+
+def qwen35_tier(n_layer: int, n_embd: int) -> str | None:
+    """The published Qwen3.5 size with this geometry ('Qwen3.5-9B'...), or None (call it for qwen35 models only)."""
+    for tier in QWEN35_TIERS:
+        if (tier.n_layer, tier.n_embd) == (n_layer, n_embd):
+            return tier.name
+    return None
 
 
 def advise_tiers(hardware: Hardware, context_tokens: int = 262_144) -> list[TierAdvice]:

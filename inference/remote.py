@@ -1,9 +1,10 @@
 """The engine interface against an OpenAI-compatible server (vLLM, SGLang, llama-server) on the LAN.
 
 For teams whose documents outgrow a workstation. It speaks /v1/chat/completions with streaming
-(server-sent events) over the standard library's http.client: one connection per answer, so
-cancel is simply shutting that socket down, which also makes the server stop generating. Every
-failure becomes one plain line. Nothing here runs unless a server URL is configured.
+(server-sent events) through httpx and httpx-sse: one connection per answer, so cancel is simply
+shutting that connection's socket down, which also makes the server stop generating. Every failure
+becomes one plain line. Nothing here runs (httpx is not even imported) unless a server URL is
+configured: this is the only module of Folio that opens a socket.
 
 The server applies its own chat template and tokenizes the prompt itself, usually with special
 tokens parsed, so text that looks like chat markup (<|im_start|>, <start_of_turn>...) is broken
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import http.client
 import json
 import re
 import socket
@@ -23,13 +23,16 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from inference.chat_format import Message, content_parts
-from inference.engine import EngineConfig, GenerateRequest
+from inference.chat_format import Message, PromptPart, content_parts
+from inference.engine_api import EngineConfig, GenerateRequest, TokenCount
 from inference.errors import ContextOverflow, EngineError
 from inference.events import EngineEvent, Finished, GenerationStats, Loaded, Loading, TokenText
+
+if TYPE_CHECKING:
+    import httpx
 
 USER_AGENT = "Folio"
 _SPECIAL_LOOKING = re.compile(
@@ -63,9 +66,10 @@ class RemoteConfig:
         return f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)
 
     @property
-    def base_path(self) -> str:
-        path = self._split.path.rstrip("/")
-        return path.removesuffix("/v1")
+    def base_url(self) -> str:
+        parts = self._split
+        path = parts.path.rstrip("/").removesuffix("/v1")
+        return f"{parts.scheme}://{parts.netloc}{path}"
 
 
 class RemoteEngine:
@@ -78,8 +82,8 @@ class RemoteEngine:
         self._connected = False
         self._cancel = threading.Event()
         self._lock = threading.Lock()
-        # The socket of the answer being streamed (http.client drops its own reference once the
-        # response owns the connection, so cancel keeps this one).
+        # The socket of the request under way: shutting it down wakes a read blocked on it at once
+        # (closing it from another thread would not), and the server sees the drop.
         self._active: socket.socket | None = None
 
     # -- the EngineProcess shape -----------------------------------------------------------------
@@ -94,6 +98,16 @@ class RemoteEngine:
     @property
     def label(self) -> str:
         return f"{self.model_id or 'model'} at {self.remote.host}"
+
+    @property
+    def applies_template(self) -> bool:
+        return True
+
+    def count_tokens(self, config: EngineConfig, parts: list[PromptPart], prefix_parts: int) -> TokenCount:
+        raise EngineError("token counts need the local engine; the model server counts its own")
+
+    def gpu_devices(self) -> list[tuple[str, int, int]]:
+        return []  # the server's GPUs are its own business
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -150,14 +164,8 @@ class RemoteEngine:
             return
         if not request.messages:
             raise EngineError("the model server needs the conversation, not a rendered prompt")
-        body = json.dumps(self._body(request)).encode("utf-8")
-        connection = self._connection()
-        try:
-            yield from self._stream(connection, body, request, start)
-        finally:
-            with self._lock:
-                self._active = None
-            connection.close()
+        with self._client() as client:
+            yield from self._stream(client, self._body(request), start)
 
     # -- request ---------------------------------------------------------------------------------
     def _body(self, request: GenerateRequest) -> dict[str, Any]:
@@ -185,77 +193,75 @@ class RemoteEngine:
             }
         return body
 
-    def _connection(self) -> http.client.HTTPConnection:
-        parts = self.remote._split
-        timeout = self.remote.connect_timeout_s
-        if parts.scheme == "https":
-            return http.client.HTTPSConnection(
-                parts.hostname, parts.port, timeout=timeout, context=ssl.create_default_context()
-            )
-        return http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    def _client(self) -> httpx.Client:
+        import httpx
 
-    def _headers(self) -> dict[str, str]:
+        timeout = httpx.Timeout(self.remote.read_timeout_s, connect=self.remote.connect_timeout_s)
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
         if self.remote.api_key:
             headers["Authorization"] = f"Bearer {self.remote.api_key}"
-        return headers
+        # trust_env off: no proxy or certificate settings from the environment; the URL is the server.
+        return httpx.Client(base_url=self.remote.base_url, headers=headers, timeout=timeout, trust_env=False)
 
-    def _open(self, connection: http.client.HTTPConnection, method: str, path: str, body: bytes | None) -> Any:
-        headers = self._headers()
-        if body is not None:
-            headers["Content-Type"] = "application/json"
+    def _hold(self, response: httpx.Response) -> None:
+        """Keep the response's socket, so cancel can shut it down while a read is blocked on it."""
+        stream = response.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        with self._lock:
+            self._active = sock if isinstance(sock, socket.socket) else None
+        if self._cancel.is_set():
+            raise _Cancelled
+
+    def _release(self) -> None:
+        with self._lock:
+            self._active = None
+
+    def _reach_error(self, exc: Exception) -> EngineError:
+        """A failure to reach the server or to read its reply, in one plain line."""
+        import httpx
+
         where = self.remote.host
-        connected = False
-        try:
-            connection.connect()
-            connected = True
-            sock = connection.sock
-            assert sock is not None
-            sock.settimeout(self.remote.read_timeout_s)
-            with self._lock:
-                self._active = sock
-            if self._cancel.is_set():
-                raise _Cancelled
-            connection.request(method, self.remote.base_path + path, body=body, headers=headers)
-            response = connection.getresponse()
-        except socket.gaierror as exc:
-            raise EngineError(f"cannot find the model server {where} (check the server URL)") from exc
-        except ConnectionRefusedError as exc:
-            raise EngineError(f"the model server at {where} refused the connection; is it running?") from exc
-        except TimeoutError as exc:
-            if connected:
-                raise _silent(where, self.remote.read_timeout_s) from exc
-            raise EngineError(
-                f"the model server at {where} did not accept a connection within {self.remote.connect_timeout_s:g} s"
-            ) from exc
-        except ssl.SSLError as exc:
-            raise EngineError(f"a secure connection to the model server at {where} failed ({exc.reason})") from exc
-        except (OSError, http.client.HTTPException) as exc:
-            if self._cancel.is_set():
-                raise _Cancelled from exc
-            reason = _short(str(exc) or type(exc).__name__)
-            raise EngineError(f"cannot reach the model server at {where} ({reason})") from exc
-        if response.status >= 400:
-            raise _http_error(where, response.status, _read_safely(response))
-        return response
+        causes = _causes(exc)
+        if isinstance(exc, httpx.ConnectTimeout):
+            seconds = self.remote.connect_timeout_s
+            return EngineError(f"the model server at {where} did not accept a connection within {seconds:g} s")
+        if isinstance(exc, httpx.TimeoutException):
+            return _silent(where, self.remote.read_timeout_s)
+        if any(isinstance(c, socket.gaierror) for c in causes):
+            return EngineError(f"cannot find the model server {where} (check the server URL)")
+        if any(isinstance(c, ConnectionRefusedError) for c in causes) or "refused" in str(exc).lower():
+            return EngineError(f"the model server at {where} refused the connection; is it running?")
+        ssl_error = next((c for c in causes if isinstance(c, ssl.SSLError)), None)
+        if ssl_error is not None:
+            return EngineError(f"a secure connection to the model server at {where} failed ({ssl_error.reason})")
+        return EngineError(f"cannot reach the model server at {where} ({_short(str(exc) or type(exc).__name__)})")
 
     def _get_json(self, path: str) -> Any:
-        connection = self._connection()
-        try:
-            response = self._open(connection, "GET", path, None)
+        import httpx
+
+        with self._client() as client:
             try:
-                return json.loads(response.read())
-            except (ValueError, OSError) as exc:
-                raise EngineError(f"the model server at {self.remote.host} sent a reply Folio cannot read") from exc
-        finally:
-            with self._lock:
-                self._active = None
-            connection.close()
+                with client.stream("GET", path) as response:
+                    self._hold(response)
+                    raw = response.read()
+            except httpx.HTTPError as exc:
+                if self._cancel.is_set():
+                    raise _Cancelled from exc
+                raise self._reach_error(exc) from exc
+            finally:
+                self._release()
+        if response.status_code >= 400:
+            raise _http_error(self.remote.host, response.status_code, raw[: 64 * 1024])
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise EngineError(f"the model server at {self.remote.host} sent a reply Folio cannot read") from exc
 
     # -- streaming -------------------------------------------------------------------------------
-    def _stream(
-        self, connection: http.client.HTTPConnection, body: bytes, request: GenerateRequest, start: float
-    ) -> Iterator[EngineEvent]:
+    def _stream(self, client: httpx.Client, body: dict[str, Any], start: float) -> Iterator[EngineEvent]:
+        import httpx
+        from httpx_sse import SSEError, connect_sse
+
         where = self.remote.host
         first_at: float | None = None
         deltas = 0
@@ -265,46 +271,55 @@ class RemoteEngine:
         done = False
         in_thinking = False
         try:
-            response = self._open(connection, "POST", "/v1/chat/completions", body)
-            for event in _sse_events(response):
-                if event == "[DONE]":
-                    done = True
-                    break
-                try:
-                    chunk = json.loads(event)
-                except ValueError as exc:
-                    raise EngineError(f"the model server at {where} sent a reply Folio cannot read") from exc
-                if not isinstance(chunk, dict):
-                    continue
-                if "error" in chunk:
-                    raise _http_error(where, 500, json.dumps(chunk).encode())
-                usage = chunk.get("usage") or usage
-                timings = chunk.get("timings") or timings
-                for choice in chunk.get("choices") or []:
-                    delta = choice.get("delta") or {}
-                    reasoning = delta.get("reasoning_content") or delta.get("reasoning") or ""
-                    content = delta.get("content") or ""
-                    text = ""
-                    if reasoning:
-                        text += ("" if in_thinking else "<think>") + reasoning
-                        in_thinking = True
-                    if content:
-                        text += ("</think>" if in_thinking else "") + content
-                        in_thinking = False
-                    if text:
-                        if first_at is None:
-                            first_at = time.perf_counter()
-                        deltas += 1
-                        yield TokenText(text)
-                    finish = choice.get("finish_reason") or finish
+            with connect_sse(client, "POST", "/v1/chat/completions", json=body) as source:
+                self._hold(source.response)
+                if source.response.status_code >= 400:
+                    raw = source.response.read()
+                    raise _http_error(where, source.response.status_code, raw[: 64 * 1024])
+                for sse in source.iter_sse():
+                    if sse.data == "[DONE]":
+                        done = True
+                        break
+                    try:
+                        chunk = json.loads(sse.data)
+                    except ValueError as exc:
+                        raise EngineError(f"the model server at {where} sent a reply Folio cannot read") from exc
+                    if not isinstance(chunk, dict):
+                        continue
+                    if "error" in chunk:
+                        raise _http_error(where, 500, json.dumps(chunk).encode())
+                    usage = chunk.get("usage") or usage
+                    timings = chunk.get("timings") or timings
+                    for choice in chunk.get("choices") or []:
+                        delta = choice.get("delta") or {}
+                        reasoning = delta.get("reasoning_content") or delta.get("reasoning") or ""
+                        content = delta.get("content") or ""
+                        text = ""
+                        if reasoning:
+                            text += ("" if in_thinking else "<think>") + reasoning
+                            in_thinking = True
+                        if content:
+                            text += ("</think>" if in_thinking else "") + content
+                            in_thinking = False
+                        if text:
+                            if first_at is None:
+                                first_at = time.perf_counter()
+                            deltas += 1
+                            yield TokenText(text)
+                        finish = choice.get("finish_reason") or finish
         except _Cancelled:
             pass
-        except TimeoutError as exc:
+        except SSEError as exc:
+            raise EngineError(
+                f"the model server at {where} sent a reply Folio cannot read ({_short(str(exc))})"
+            ) from exc
+        except httpx.HTTPError as exc:
             if not self._cancel.is_set():
-                raise _silent(where, self.remote.read_timeout_s) from exc
-        except (OSError, http.client.HTTPException) as exc:
-            if not self._cancel.is_set():
+                if first_at is None or isinstance(exc, httpx.TimeoutException):
+                    raise self._reach_error(exc) from exc
                 raise EngineError(f"the connection to the model server at {where} broke mid-answer") from exc
+        finally:
+            self._release()
         if in_thinking:
             yield TokenText("</think>")
         cancelled = self._cancel.is_set()
@@ -345,28 +360,6 @@ class RemoteEngine:
 
 class _Cancelled(Exception):
     """The user cancelled while the request was being sent."""
-
-
-def _sse_events(response: Any) -> Iterator[str]:
-    """The data of each server-sent event (comments and other fields ignored)."""
-    data: list[str] = []
-    while True:
-        raw = response.readline()
-        if not raw:
-            if data:
-                yield "\n".join(data)
-            return
-        line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        if not line:
-            if data:
-                yield "\n".join(data)
-                data = []
-            continue
-        if line.startswith(":"):
-            continue  # keep-alive comment
-        field, _, value = line.partition(":")
-        if field == "data":
-            data.append(value[1:] if value.startswith(" ") else value)
 
 
 def wire_messages(messages: tuple[Message, ...] | list[Message]) -> list[dict[str, Any]]:
@@ -423,13 +416,6 @@ def _silent(where: str, seconds: float) -> EngineError:
     return EngineError(f"the model server at {where} sent nothing for {seconds:g} s; it may be overloaded (try again)")
 
 
-def _read_safely(response: Any) -> bytes:
-    try:
-        return bytes(response.read(64 * 1024))
-    except (OSError, http.client.HTTPException):
-        return b""
-
-
 def _http_error(where: str, status: int, raw: bytes) -> EngineError:
     detail = _detail(raw)
     if status in (401, 403):
@@ -460,3 +446,13 @@ def _detail(raw: bytes) -> str:
 def _short(text: str) -> str:
     line = " ".join(text.split())
     return line if len(line) <= _MAX_DETAIL else line[: _MAX_DETAIL - 3] + "..."
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """The exception and what it was raised from (httpx wraps the OS's socket errors)."""
+    found: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in found:
+        found.append(current)
+        current = current.__cause__ or current.__context__
+    return found

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from common.files import atomic_write_bytes
+
 STATE_FORMAT = 1
 _CHUNK = 8 * 1024 * 1024
 
@@ -113,7 +115,7 @@ class StateStore:
             os.replace(tmp, state)
             meta = {"format": STATE_FORMAT, "key": key, "tokens": n_tokens, "bytes": size, "crc32": crc}
             meta["tags"] = list(tags)
-            _atomic_write(record, json.dumps(meta).encode())
+            atomic_write_bytes(record, json.dumps(meta).encode())
         except OSError:
             return None
         finally:
@@ -178,19 +180,3 @@ class StateStore:
             with contextlib.suppress(OSError):
                 if path.stat().st_mtime < cutoff:
                     path.unlink()
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with os.fdopen(
-            os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o600), "wb"
-        ) as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if os.name == "posix":
-            os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)

@@ -99,24 +99,6 @@ def cited_place(match: re.Match[str]) -> CitedPlace | None:
     return None
 
 
-# What a segment is to the reader. Text: body | header | footer | annotation | table | ocr |
-# heading | footnote | comment | email_headers. Image: page (a scanned page as the model sees it) |
-# keyframe (a video frame at anchor.t_seconds).
-ROLES = (
-    "body",
-    "header",
-    "footer",
-    "annotation",
-    "table",
-    "ocr",
-    "heading",
-    "footnote",
-    "comment",
-    "email_headers",
-    "page",
-    "keyframe",
-)
-
 # One recognised word on a scanned page: (x0, y0, x1, y1) in page space, its text, and the line of
 # its segment it sits on (0-based), so highlighting can merge a passage's words line by line.
 OcrWord = tuple[float, float, float, float, str, int]
@@ -128,6 +110,9 @@ class Segment:
     anchor: Anchor
     text: str = ""
     image_png: bytes | None = None  # kind 'image': PNG sized from the vision-token budget
+    # What the segment is to the reader. Text: body | header | footer | annotation | table | ocr |
+    # heading | footnote | comment | email_headers. Image: page (a scanned page as the model sees it) |
+    # keyframe (a video frame at anchor.t_seconds).
     role: str = "body"
     words: tuple[OcrWord, ...] = ()  # OCR text: every word with its box
 

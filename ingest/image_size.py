@@ -36,11 +36,19 @@ def _damaged(path: Path) -> CorruptFile:
     return CorruptFile(f"{path.name}: the image is damaged or truncated (its header cannot be read)")
 
 
-def _png(head: bytes, path: Path) -> tuple[int, int]:
-    if len(head) < 24 or head[12:16] != b"IHDR":
-        raise _damaged(path)
+def png_size(head: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG's first 24 bytes (its IHDR chunk), or None if they are not a PNG's."""
+    if len(head) < 24 or not head.startswith(b"\x89PNG\r\n\x1a\n") or head[12:16] != b"IHDR":
+        return None
     width, height = struct.unpack(">II", head[16:24])
     return width, height
+
+
+def _png(head: bytes, path: Path) -> tuple[int, int]:
+    size = png_size(head)
+    if size is None:
+        raise _damaged(path)
+    return size
 
 
 def _jpeg(handle: BinaryIO, path: Path) -> tuple[int, int]:

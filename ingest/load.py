@@ -9,7 +9,8 @@ from pathlib import Path
 from ingest.document import Document
 from ingest.errors import CorruptFile, EmptyDocument, IngestError, PasswordRequired, TooLarge, UnsupportedFile
 from ingest.limits import Limits
-from ingest.ocr import OcrOptions, ocr_engine
+from ingest.ocr import OcrOptions
+from ingest.ocr_engines import ocr_engine
 from ingest.progress import ProgressFn
 from ingest.sniff import ENCRYPTED_OFFICE, sniff
 

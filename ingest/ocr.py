@@ -11,8 +11,9 @@ Two engines, chosen in the settings (`[ocr] engine`):
   chosen by `[ocr] language` ('heb', 'hin', 'eng+fra').
 `off` reads scans as page images only.
 
-Either engine returns lines of words with their boxes; ingest.ocr_layout groups them into blocks
-in reading order. Both are imported lazily: onnxruntime and the models load on the first scanned page.
+Either engine returns lines of words with their boxes (the values here); ingest.ocr_layout groups
+them into blocks in reading order. ingest.ocr_engines picks the engine the options name; both are
+imported lazily there: onnxruntime and the models load on the first scanned page.
 """
 
 from __future__ import annotations
@@ -65,50 +66,3 @@ class OcrEngine(Protocol):
     def work_scale(self, dpi: float, width: float, height: float) -> float:
         """Pixels per source unit (at `dpi` source units per inch) this engine reads best at."""
         ...
-
-
-def ocr_engine(options: OcrOptions) -> OcrEngine | None:
-    """The engine that reads scanned pages under these options, or None when OCR is off or the chosen
-    engine is not installed (Tesseract without language data: pages are then read as images only)."""
-    if options.engine == "off":
-        return None
-    if options.engine == "tesseract":
-        from ingest.tesseract import TesseractEngine, tesseract_support
-
-        support = tesseract_support()
-        return TesseractEngine(support, options.language) if support.available else None
-    from ingest.rapid_ocr import shared_engine
-
-    return shared_engine()
-
-
-def describe(options: OcrOptions) -> tuple[str, bool]:
-    """One line on which engine reads scanned pages here (for `folio doctor`), and whether it runs."""
-    from ingest.tesseract import tesseract_support
-
-    support = tesseract_support()
-    tess = (
-        f"Tesseract at {support.tessdata} (languages: {', '.join(support.languages)})"
-        if support.available
-        else "Tesseract not installed"
-    )
-    if options.engine == "off":
-        return f"off in the settings: scanned pages are read as page images only ({tess})", True
-    if options.engine == "tesseract":
-        if not support.available:
-            return (
-                "Tesseract chosen in the settings but not installed: scanned pages get no text "
-                "(install tesseract-ocr, or choose rapidocr)",
-                False,
-            )
-        missing = [code for code in options.language.split("+") if code not in support.languages]
-        if missing:
-            return f"Tesseract: no language data for {', '.join(missing)} ({tess})", False
-        return f"Tesseract, language {options.language} ({tess})", True
-    from ingest.rapid_ocr import model_files
-
-    try:
-        files = model_files()
-    except (ImportError, FileNotFoundError) as exc:
-        return f"rapidocr unavailable ({exc}): scanned pages get no text", False
-    return f"rapidocr (PP-OCRv6, {', '.join(p.name for p in files)}); {tess}", True

@@ -35,7 +35,7 @@ def folio_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture(scope="session")
 def shared_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One assembled starter model (and its cached GGUF facts) for the whole run."""
-    from app.models import assemble_starter, read_facts_cached
+    from app.models.registry import assemble_starter, read_facts_cached
 
     models = tmp_path_factory.mktemp("models")
     path = assemble_starter(models)

@@ -70,7 +70,7 @@ def main() -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from app.settings import atomic_write_bytes
+    from common.files import atomic_write_bytes
 
     _app = QApplication.instance() or QApplication([sys.argv[0]])
     images = {size: png_bytes(size) for size in sorted({*ICO_SIZES, *(s for _, s in ICNS_TYPES)})}

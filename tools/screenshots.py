@@ -42,10 +42,10 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication, QToolTip
 
     from app.context import open_app
-    from app.extraction_review import review_cell
+    from app.extraction.review import review_cell
+    from tests.fixtures.answers import anchor_point, store_cited_answer, store_sample_cells
     from tests.fixtures.media import make_video
     from tests.fixtures.pdfs import make_contract_pdf
-    from tests.gui.conftest import anchor_point, store_cited_answer, store_sample_cells
     from ui.main_window import MainWindow
 
     qt_app = QApplication(sys.argv[:1])

@@ -79,7 +79,7 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication, QMessageBox, QScrollArea, QWidget
 
     from app.context import open_app
-    from app.discovery import default_stores
+    from app.models.discovery import default_stores
     from ui.app_setup import prepare_app
     from ui.main_window import MainWindow
     from ui.model_setup import ModelSetupDialog

@@ -1,4 +1,4 @@
-"""Worker threads for dialogs, kept alive by the application rather than by the dialog that started them.
+"""Worker threads, kept alive by the application rather than by the window or dialog that started them.
 
 A dialog can be destroyed while its worker is still busy (its window closed, a test torn down);
 a QThread destroyed while running aborts the process. So the keeper, which lives as long as the
@@ -67,7 +67,3 @@ def start_worker_thread(worker: QObject, name: str, cleanup: str = "shutdown") -
 def stop_worker_threads(timeout_ms: int = 30000) -> bool:
     """Ask every worker thread to end after its current job, and wait. True when all ended."""
     return _keeper.stop_all(timeout_ms) if _keeper is not None else True
-
-
-def running_worker_threads() -> int:
-    return len(_keeper.threads) if _keeper is not None else 0

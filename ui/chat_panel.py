@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.conversations import MessageRow
+from app.store.conversations import MessageRow
 from ui.transcript import Transcript
 
 

@@ -17,8 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.conversations import ConversationRow, Conversations
 from app.errors import NotFound
+from app.store.conversations import ConversationRow, Conversations
 from ui.safe_text import plain_tooltip
 
 

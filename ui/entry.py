@@ -21,13 +21,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return self_test_main(args[1:])
     if not args or args[0] == "gui":
         if args[1:2] in (["-h"], ["--help"]):
-            from app.cli import parse_args
+            from app.cli.commands import parse_args
 
             parse_args(args)
         from ui.main import main as gui_main
 
         return gui_main(args[1:])
-    from app.cli import parse_args, run
+    from app.cli.commands import parse_args, run
 
     return run(parse_args(args))
 

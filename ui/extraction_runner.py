@@ -12,9 +12,9 @@ import time
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
-from app.chat import EngineStatus, PrefillUpdate
 from app.context import AppContext
-from app.extraction import CellsStored, DocumentStarted, RunFinished, RunStarted, load_table
+from app.engine.session import Progress
+from app.extraction.runner import CellsStored, DocumentStarted, RunFinished, RunStarted, load_table
 from ui.extraction_table import ExtractionTableView
 
 
@@ -70,9 +70,9 @@ class ExtractionRunDialog(QDialog):
             self._reload()
         elif isinstance(event, DocumentStarted):
             self.detail.setText(f"Document {event.position} of {event.count}: {event.title}")
-        elif isinstance(event, PrefillUpdate):
+        elif isinstance(event, Progress) and event.reading:
             self.detail.setText(f"Reading the document: {event.done:,} / {event.total:,} tokens")
-        elif isinstance(event, EngineStatus):
+        elif isinstance(event, Progress):
             self.detail.setText(event.text)
         elif isinstance(event, CellsStored):
             self.progress.setValue(event.cells_done)

@@ -3,7 +3,7 @@
 Each cell shows its value and, under it, what was checked (the grounding verdict and page) and any
 reviewer's decision. Activating a cell asks to open its passage; the buttons (and the context menu)
 ask to accept, correct or reject it. The view only asks (signals): its owner writes the decision
-(app.extraction_review) and gives it the table again.
+(app.extraction.review) and gives it the table again.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.citations.verdicts import GLYPHS
 from app.export import cell_status
-from app.extraction import ExtractionTable
-from app.extraction_cells import ADDED, QUOTED, SUPPORTED, UNSUPPORTED, VERDICTS, WRONG_PAGE, Cell
-from app.extraction_review import ACCEPTED, CLEARED, CORRECTED, REJECTED, Review
-from app.verdicts import GLYPHS
+from app.extraction.cells import ADDED, QUOTED, SUPPORTED, UNSUPPORTED, VERDICTS, WRONG_PAGE, Cell
+from app.extraction.review import ACCEPTED, CLEARED, CORRECTED, REJECTED, Review
+from app.extraction.runner import ExtractionTable
 from ui.safe_text import plain_tooltip
 
 COLORS = {

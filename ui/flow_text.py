@@ -16,7 +16,7 @@ from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextBrowser, QTextEdit
 
-from app.library import Library, StoredAttachment, StoredSegment
+from app.store.library import Library, StoredAttachment, StoredSegment
 from ingest.document import Anchor
 
 _CHANGE = re.compile(r"\[([+-]) (inserted|deleted) by ([^:\]]*): (.*?) [+-]\]", re.DOTALL)

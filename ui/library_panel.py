@@ -20,10 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.citations.passages import query_terms
 from app.errors import USER_ERRORS, one_line
-from app.library import DocumentRow
-from app.passages import query_terms
-from app.search import Search, SearchHit
+from app.store.library import DocumentRow
+from app.store.search import Search, SearchHit
 from ingest.document import FLOWING_KINDS
 from ingest.progress import ReadProgress
 from ui.safe_text import plain_tooltip

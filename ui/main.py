@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from app.x11_libraries import startup_problem
+    from app.cli.x11_libraries import startup_problem
 
     # Qt aborts without naming the library when its X11 plugin cannot load: say which, and how to get it.
     problem = startup_problem(list(argv or []))
@@ -22,7 +22,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from app.paths import default_paths
     from ui.app_setup import prepare_app
     from ui.main_window import MainWindow
-    from ui.setup_menu import offer_model_setup
 
     app = QApplication.instance() or QApplication([sys.argv[0], *(argv or [])])
     app.setApplicationName("Folio")
@@ -35,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     window = MainWindow(ctx)
     window.show()
-    offer_model_setup(window)  # first run without a Qwen3.5 model: the setup page
+    window.setup_menu.offer_model_setup()  # first run without a Qwen3.5 model: the setup page
     # Files passed on the command line (the installers' "Open with Folio") are added like a drop.
     files = [a for a in (argv or []) if not a.startswith("-") and Path(a).is_file()]
     if files:

@@ -18,14 +18,16 @@ from PySide6.QtWidgets import (
     QSplitter,
 )
 
-from app.chat import AnswerDelta, AnswerDone, ChatStarted, EngineStatus, PrefillUpdate
-from app.citation_targets import PASSAGE, CitationTarget, ClaimTarget
+from app.chat import AnswerDelta, AnswerDone, ChatStarted
+from app.citations.targets import PASSAGE, CitationTarget, ClaimTarget
 from app.context import AppContext
-from app.conversations import Conversations, MessageRow
+from app.engine.session import Progress, Session
 from app.errors import NotFound
-from app.extraction import Evidence
-from app.recent import RecentDocuments
-from app.search import Search, SearchHit
+from app.extraction.runner import Evidence
+from app.store.conversations import Conversations, MessageRow
+from app.store.recent import RecentDocuments
+from app.store.search import Search, SearchHit
+from ui.background import start_worker_thread
 from ui.chat_panel import ChatPanel
 from ui.conversations_panel import ConversationsPanel
 from ui.extraction_runner import ExtractionRunDialog
@@ -34,7 +36,7 @@ from ui.setup_menu import SetupMenu
 from ui.status_bar import StatusWidgets
 from ui.viewer_panel import DocumentViewer
 from ui.work_menu import WorkMenu
-from ui.workers import AskJob, ChatWorker, ExtractJob, IngestProgress, IngestWorker, start_thread
+from ui.workers import AskJob, ChatWorker, ExtractJob, IngestProgress, IngestWorker
 
 FILE_FILTER = (
     "Documents (*.pdf *.PDF *.png *.jpg *.jpeg *.tif *.tiff *.webp *.bmp *.mp4 *.mov *.avi *.mkv *.webm);;All files (*)"
@@ -49,6 +51,8 @@ class MainWindow(QMainWindow):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self.ctx = ctx
+        # One engine for the window: questions, extraction runs and model setup share it.
+        self.session = Session.for_context(ctx)
         self.conversations = Conversations(ctx.db)
         self.recent = RecentDocuments(ctx.db)
         self.conversation_id: int | None = None
@@ -87,9 +91,10 @@ class MainWindow(QMainWindow):
         self.offline_badge = self.status.offline_badge
 
         self._build_menu()
-        self.work_menu = WorkMenu(self)
-        self.setup_menu = SetupMenu(self)  # Tools: model setup, settings, error log (issue 5b)
+        self.work_menu = WorkMenu(self, ctx)
+        self.setup_menu = SetupMenu(self, ctx, self.session)  # Tools: model setup, settings, error log
         self._start_workers()
+        self._connect_menus()
         self.library.add_requested.connect(self.open_files)
         self.library.selection_changed.connect(self._on_selection)
         self.library.current_changed.connect(self._on_current_document)
@@ -135,8 +140,8 @@ class MainWindow(QMainWindow):
 
     def _start_workers(self) -> None:
         # Worker signals go to methods of this window only (see ui/workers.py).
-        self.chat_worker = ChatWorker(self.ctx)
-        self.chat_thread: QThread = start_thread(self.chat_worker, "folio-chat")
+        self.chat_worker = ChatWorker(self.ctx, self.session)
+        self.chat_thread: QThread = start_worker_thread(self.chat_worker, "folio-chat", cleanup="")
         self.ask_job.connect(self.chat_worker.ask)
         self.extract_job.connect(self.chat_worker.extract)
         self.chat_worker.chat_event.connect(self._on_chat_event)
@@ -145,7 +150,7 @@ class MainWindow(QMainWindow):
         self.chat_worker.finished.connect(self._on_chat_finished)
 
         self.ingest_worker = IngestWorker(self.ctx)
-        self.ingest_thread: QThread = start_thread(self.ingest_worker, "folio-ingest")
+        self.ingest_thread: QThread = start_worker_thread(self.ingest_worker, "folio-ingest", cleanup="")
         self.ingest_job.connect(self.ingest_worker.add)
         self.ingest_worker.progress.connect(self._on_ingest_progress)
         self.ingest_worker.added.connect(self._on_added)
@@ -187,6 +192,29 @@ class MainWindow(QMainWindow):
         if files:
             self._batches.append(interactive)
             self.ingest_job.emit(files, password)
+
+    def _connect_menus(self) -> None:
+        self.work_menu.extraction_requested.connect(self.run_extraction)
+        self.work_menu.page_requested.connect(self.open_page)
+        self.work_menu.message_requested.connect(self.open_message)
+        self.work_menu.evidence_requested.connect(self.open_evidence)
+        self.work_menu.conversation_export_requested.connect(self._export_conversation)
+        self.setup_menu.model_changed.connect(self._on_model_changed)
+        self.setup_menu.settings_saved.connect(self._on_settings_saved)
+
+    def _on_model_changed(self) -> None:
+        self.status.show_active_model()
+
+    def _export_conversation(self) -> None:
+        self.work_menu.export_conversation(self.conversation_id)
+
+    def _on_settings_saved(self, engine_changed: bool) -> None:
+        self.status.show_network()
+        self.status.show_active_model()
+        if engine_changed:
+            # The chat worker drops its engine after the current answer; the next question makes a new
+            # one from the new settings (a model server, or the local engine with the new plan).
+            QMetaObject.invokeMethod(self.chat_worker, "shutdown", Qt.ConnectionType.QueuedConnection)
 
     def _on_ingest_progress(self, progress: IngestProgress) -> None:
         if progress.index == 0 and progress.pages is None:
@@ -405,11 +433,10 @@ class MainWindow(QMainWindow):
             self._pending_user = event.user_message_id
             self.status.show_answering_model(event.model_label, event.demo_model)
             self.conversation_list.set_documents(self.conversation_list.document_ids, select=event.conversation_id)
-        elif isinstance(event, EngineStatus):
-            self.engine_label.setText(f"engine: {event.text}")
-        elif isinstance(event, PrefillUpdate):
-            self.status.set_engine("reading", f"{event.done:,}/{event.total:,} tokens")
-            self.chat.set_prefill(event.done, event.total, event.eta_s)
+        elif isinstance(event, Progress):
+            self._show_progress(event)
+            if event.reading:
+                self.chat.set_prefill(event.done, event.total, event.eta_s)
         elif isinstance(event, AnswerDelta):
             if self.engine_label.text() != "engine: answering":
                 self.status.set_engine("answering")
@@ -473,11 +500,15 @@ class MainWindow(QMainWindow):
         self._start_job("extract")
         self.extract_job.emit(ExtractJob(template_key, ids))
 
-    def _on_extraction_event(self, event: object) -> None:
-        if isinstance(event, PrefillUpdate):
+    def _show_progress(self, event: Progress) -> None:
+        if event.reading:
             self.status.set_engine("reading", f"{event.done:,}/{event.total:,} tokens")
-        elif isinstance(event, EngineStatus):
+        else:
             self.engine_label.setText(f"engine: {event.text}")
+
+    def _on_extraction_event(self, event: object) -> None:
+        if isinstance(event, Progress):
+            self._show_progress(event)
         else:
             self.status.set_engine("extracting")
         if self.extraction is not None:

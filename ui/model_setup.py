@@ -32,11 +32,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.chat import ChatService
 from app.context import AppContext
-from app.discovery import FoundModel, Stores, discover, examine_file, projector_beside
-from app.errors import USER_ERRORS, one_line
-from app.model_setup import (
+from app.engine.factory import local_engine
+from app.engine.session import Session
+from app.engine.setup import (
     WHAT_TO_BRING,
     MachineAdvice,
     ModelPlan,
@@ -46,8 +45,9 @@ from app.model_setup import (
     starter_status,
     tier_line,
 )
-from app.models import ModelRecord
-from inference.engine_process import EngineProcess
+from app.errors import USER_ERRORS, one_line
+from app.models.discovery import FoundModel, Stores, discover, examine_file, projector_beside
+from app.models.registry import ModelRecord
 from ui.background import start_worker_thread
 from ui.sizing import initial_size, scrolling
 from ui.theme import accent
@@ -58,7 +58,8 @@ REGISTERED = "Added to Folio"
 
 
 class SetupWorker(QObject):
-    """Runs on its own thread with its own database connection and engine process (for GPU facts)."""
+    """Runs on its own thread with its own database connection, on the window's session when there is
+    one (GPU facts come from the window's engine process: never a second one)."""
 
     found = Signal(list)  # list[FoundModel]
     advised = Signal(object)  # MachineAdvice
@@ -69,16 +70,24 @@ class SetupWorker(QObject):
     failed = Signal(str)
     idle = Signal()
 
-    def __init__(self, ctx: AppContext, stores: Stores | None = None) -> None:
+    def __init__(self, ctx: AppContext, stores: Stores | None = None, session: Session | None = None) -> None:
         super().__init__()
         self._base = ctx
         self._stores = stores
-        self._service: ChatService | None = None
+        self._ctx: AppContext | None = None
+        # Planning is for this computer: a window that answers with a model server lends no engine.
+        self._shared = session is not None and not session.engine.applies_template
+        self._session = session if self._shared else None
 
-    def _svc(self) -> ChatService:
-        if self._service is None:  # made on this thread: its SQLite connection belongs here
-            self._service = ChatService(self._base.reopen(), EngineProcess())
-        return self._service
+    def _context(self) -> AppContext:
+        if self._ctx is None:  # made on this thread: its SQLite connection belongs here
+            self._ctx = self._base.reopen()
+        return self._ctx
+
+    def _plans(self) -> Session:
+        if self._session is None:
+            self._session = Session.for_context(self._base, local_engine())
+        return self._session
 
     def _run(self, job: str, *args: object) -> None:
         try:
@@ -98,7 +107,7 @@ class SetupWorker(QObject):
         self.progress.emit("Looking for models that Ollama, LM Studio or Hugging Face keep on this computer…")
         items = discover(self._stores)
         known = {str(m.path) for m in items}
-        for record in self._svc().ctx.models.all():
+        for record in self._context().models.all():
             if record.is_starter or record.path in known:
                 continue
             mmproj = Path(record.mmproj_path) if record.mmproj_path else None
@@ -113,7 +122,7 @@ class SetupWorker(QObject):
 
     def _advise(self) -> None:
         self.progress.emit("Measuring this computer…")
-        self.advised.emit(machine_advice(self._svc().hardware()))
+        self.advised.emit(machine_advice(self._plans().hardware()))
         self._plan(None)
 
     @Slot(str, str)
@@ -121,8 +130,7 @@ class SetupWorker(QObject):
         self._run("_register", path, mmproj)
 
     def _register(self, path: str, mmproj: str) -> None:
-        service = self._svc()
-        record, _ = service.ctx.models.add(path, mmproj=mmproj or None, progress=self._say)
+        record, _ = self._context().models.add(path, mmproj=mmproj or None, progress=self._say)
         self._activate(record)
 
     @Slot(str)
@@ -131,38 +139,40 @@ class SetupWorker(QObject):
 
     def _install_starter(self, path: str) -> None:
         self._say(f"Installing the demo model from {path} (checking its checksum)")
-        self._svc().ctx.models.install_starter(path)
+        self._context().models.install_starter(path)
         self._plan(None)
 
     def _activate(self, record: ModelRecord) -> None:
         # The settings object is shared with the window's contexts: the next question uses this model.
-        ctx = self._svc().ctx
+        ctx = self._context()
         ctx.settings.active_model = record.sha256
         ctx.save_settings()
         self.registered.emit(record)
         self._plan(record)
 
     def _plan(self, record: ModelRecord | None) -> None:
-        service = self._svc()
         if record is None:
             try:
-                record = service.ctx.models.active(service.ctx.settings)
+                ctx = self._context()
+                record = ctx.models.active(ctx.settings)
             except USER_ERRORS as exc:
                 self.unplanned.emit(one_line(exc))
                 self.failed.emit(one_line(exc))
                 return
         self.progress.emit(f"Planning {record.label} for this computer…")
-        self.planned.emit(model_plan(service, record))
+        self.planned.emit(model_plan(self._plans(), record))
 
     def _say(self, message: str) -> None:
         self.progress.emit(sentence(message) + "…")
 
     @Slot()
     def shutdown(self) -> None:
-        if self._service is not None:
-            self._service.close()
-            self._service.ctx.close()
-            self._service = None
+        if self._session is not None and not self._shared:
+            self._session.close()
+        self._session = None
+        if self._ctx is not None:
+            self._ctx.close()
+            self._ctx = None
 
 
 def _wrapped(text: str, rich: bool = False) -> QLabel:
@@ -182,7 +192,14 @@ class ModelSetupDialog(QDialog):
     _register = Signal(str, str)
     _install_starter = Signal(str)
 
-    def __init__(self, ctx: AppContext, parent: QWidget | None = None, *, stores: Stores | None = None) -> None:
+    def __init__(
+        self,
+        ctx: AppContext,
+        parent: QWidget | None = None,
+        *,
+        stores: Stores | None = None,
+        session: Session | None = None,
+    ) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.setWindowTitle("Model setup")
@@ -299,7 +316,7 @@ class ModelSetupDialog(QDialog):
         outer.addLayout(bottom)
         self.resize(initial_size(self, body, 110, extra_height=self.close_button.sizeHint().height() * 3))
 
-        self.worker = SetupWorker(ctx, stores)
+        self.worker = SetupWorker(ctx, stores, session)
         self._discover.connect(self.worker.discover)
         self._advise.connect(self.worker.advise)
         self._register.connect(self.worker.register)

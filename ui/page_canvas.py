@@ -6,7 +6,7 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from app.passages import Rect
+from app.citations.passages import Rect
 
 PASSAGE_FILL = QColor(255, 213, 0, 90)
 PASSAGE_EDGE = QColor(230, 120, 0)

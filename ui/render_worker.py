@@ -14,8 +14,8 @@ from PySide6.QtGui import QImage
 
 from app.context import AppContext
 from app.errors import USER_ERRORS, one_line
-from app.library import Library, StoredKeyframe
-from app.page_render import PageContent, PagePixels, PageRenderer, decode_image
+from app.processes.page_render import PageContent, PagePixels, PageRenderer, decode_image
+from app.store.library import Library, StoredKeyframe
 
 THUMB_WIDTH = 96
 THUMB_BATCH = 6

@@ -42,11 +42,6 @@ class SafeTextBrowser(QTextBrowser):
     def loadResource(self, type: int, name: QUrl | str) -> Any:
         return None  # no images or style sheets from anywhere: the transcript is text
 
-    def set_untrusted_markdown(self, markdown: str, features: QTextDocument.MarkdownFeature) -> None:
-        document = self.document()
-        document.setMarkdown(markdown, features)
-        defuse(document)
-
 
 def defuse(document: QTextDocument, keep: Callable[[str], bool] = is_folio_anchor, start: int = 0) -> None:
     """From position `start` on, make every link `keep` refuses plain text and replace every image

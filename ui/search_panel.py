@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QLineEdit, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from app.errors import USER_ERRORS, one_line
-from app.search import Search, SearchHit
+from app.store.search import Search, SearchHit
 
 
 class SearchPanel(QWidget):

@@ -1,4 +1,4 @@
-"""`folio --self-test`: the core self-test (app.self_test) plus a headless check that the window builds.
+"""`folio --self-test`: the core self-test (app.cli.self_test) plus a headless check that the window builds.
 
 The window part proves the installed Qt libraries, plugins and every ui module load; it runs on
 Qt's offscreen platform unless QT_QPA_PLATFORM says otherwise, so no display is needed.
@@ -37,8 +37,8 @@ def _parser() -> argparse.ArgumentParser:
 def check_window() -> str:
     from PySide6.QtWidgets import QApplication
 
+    from app.cli.self_test import temporary_home
     from app.context import open_app
-    from app.self_test import temporary_home
     from ui.app_icon import app_icon
     from ui.main_window import MainWindow
 
@@ -67,8 +67,8 @@ def _give_up(seconds: float) -> None:
 
 
 def main(argv: Sequence[str]) -> int:
+    from app.cli.self_test import run_self_test
     from app.errors import USER_ERRORS, one_line
-    from app.self_test import run_self_test
 
     args = _parser().parse_args(list(argv))
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
 
 from app.caches import cache_usage, clear_caches, human_size
 from app.context import AppContext
-from app.engines import remote_config
+from app.engine.factory import remote_config
+from app.engine.server_check import check_server
 from app.errors import USER_ERRORS, FolioError, one_line
-from app.server_check import check_server
 from app.settings import MAX_DRAFT_TOKENS, Settings
 from ui.background import start_worker_thread
 from ui.sizing import initial_size, scrolling
@@ -279,7 +279,8 @@ class SettingsDialog(QDialog):
     # -- OCR -------------------------------------------------------------------------------------------
     def _ocr_changed(self) -> None:
         """Say what the chosen engine will do on this computer (Tesseract may not be installed)."""
-        from ingest.ocr import OcrOptions, describe
+        from ingest.ocr import OcrOptions
+        from ingest.ocr_engines import describe
 
         engine = str(self.ocr_engine.currentData())
         self.ocr_language.setEnabled(engine == "tesseract")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
 
 from app.context import AppContext
-from app.models import STARTER_NOTICE
-from app.tiers import tier_name
+from app.models.registry import STARTER_NOTICE
+from inference.gguf_facts import ModelFacts
+from inference.planner import qwen35_tier
 from ui.safe_text import plain_tooltip
 
 ENGINE_STATES = {
@@ -63,7 +64,7 @@ class StatusWidgets:
             self.demo_badge.setVisible(True)
             return
         record = rows[0]
-        tier = "demo" if record.is_starter else (tier_name(record.facts) or "custom")
+        tier = "demo" if record.is_starter else (_tier(record.facts) or "custom")
         self.model_label.setText(f"model: {record.label} · {tier}")
         self.model_label.setToolTip(plain_tooltip(f"{record.path}\nsha256 {record.sha256}\ntier: {tier}"))
         self.demo_badge.setVisible(record.is_starter)
@@ -85,3 +86,7 @@ class StatusWidgets:
         self.gauge.setMaximum(n_ctx)
         self.gauge.setValue(min(used, n_ctx))
         self.gauge.setFormat(f"context {used:,} / {n_ctx:,}")
+
+
+def _tier(facts: ModelFacts) -> str | None:
+    return qwen35_tier(facts.n_layer, facts.embedding_length) if facts.architecture == "qwen35" else None

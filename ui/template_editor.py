@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.errors import USER_ERRORS, one_line
-from app.templates import TEXT, YES_NO, Template, TemplateField, TemplateStore, slug
+from app.extraction.templates import TEXT, YES_NO, Template, TemplateField, TemplateStore, slug
 
 KIND_LABELS = {TEXT: "Short answer", YES_NO: "Yes / no clause"}
 

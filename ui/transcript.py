@@ -28,10 +28,10 @@ from PySide6.QtGui import (
     QTextFormat,
 )
 
-from app.citation_targets import CitationTarget, ClaimTarget, claim_targets, escape_markdown, link_citations, targets
-from app.conversations import MessageRow
-from app.grounding import ADDED, EXEMPT, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
-from app.verdicts import summary
+from app.citations.grounding import ADDED, EXEMPT, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
+from app.citations.targets import CitationTarget, ClaimTarget, claim_targets, escape_markdown, link_citations, targets
+from app.citations.verdicts import summary
+from app.store.conversations import MessageRow
 from ui.safe_text import SafeTextBrowser, defuse, plain_tooltip
 
 # Model output is untrusted: Markdown only, never raw HTML.
@@ -318,10 +318,6 @@ class Transcript(SafeTextBrowser):
     @property
     def live_answer(self) -> str:
         return self._live.answer if self._live else ""
-
-    @property
-    def live_thinking(self) -> str:
-        return self._live.thinking if self._live else ""
 
     @property
     def is_live(self) -> bool:

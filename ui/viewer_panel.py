@@ -35,15 +35,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.citation_targets import BAD_ANCHOR, PASSAGE, QUOTE_MISSING, VERIFIED
+from app.citations.targets import BAD_ANCHOR, PASSAGE, QUOTE_MISSING, VERIFIED
 from app.context import AppContext
 from app.errors import NotFound
-from app.library import DocumentRow, StoredKeyframe, StoredPage
+from app.store.library import DocumentRow, StoredKeyframe, StoredPage
 from ingest.document import FLOWING_KINDS, Anchor, format_timestamp
+from ui.background import start_worker_thread
 from ui.flow_text import FlowText
 from ui.page_canvas import PageCanvas
 from ui.render_worker import THUMB_WIDTH, PageRequest, RenderedPage, RenderWorker, Thumbnail, VideoFrames
-from ui.workers import start_thread
 
 ZOOM_STEP = 1.25
 ZOOM_MIN, ZOOM_MAX = 0.25, 6.0
@@ -191,7 +191,7 @@ class DocumentViewer(QWidget):
 
     def _start_worker(self) -> None:
         self.worker = RenderWorker(self.ctx)
-        self.render_thread: QThread = start_thread(self.worker, "folio-render")
+        self.render_thread: QThread = start_worker_thread(self.worker, "folio-render", cleanup="")
         self._want_page.connect(self.worker.page)
         self._want_thumbnails.connect(self.worker.thumbnails)
         self._want_frames.connect(self.worker.keyframes)

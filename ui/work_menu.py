@@ -1,35 +1,33 @@
 """The Work menu: search, extraction tables and templates, exports and the audit log.
 
 It only uses the Qt-free services in app/ (Search, ExtractionService tables, TemplateStore,
-Exporter, AuditLog). A run from the window goes to the window's chat worker, the engine's one
-owner (MainWindow.run_extraction); search hits and table cells open the window's viewer.
+Exporter, AuditLog). What belongs to the window (starting a run on its engine, opening a page, a
+past conversation or a table cell's evidence in its viewer) it asks for with signals the window
+connects; it knows nothing of the window's insides.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import cast
 
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QMessageBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
-from app.audit import AuditLog
+from app.citations.passages import query_terms
+from app.context import AppContext
 from app.errors import USER_ERRORS, one_line
 from app.export import Exporter, safe_filename
-from app.extraction import load_evidence, load_run_info, load_table
-from app.extraction_cells import VERDICT_TEXT
-from app.extraction_review import review_cell
-from app.passages import query_terms
-from app.search import Search
-from app.templates import TemplateStore
+from app.extraction.cells import VERDICT_TEXT
+from app.extraction.review import review_cell
+from app.extraction.runner import load_evidence, load_run_info, load_table
+from app.extraction.templates import TemplateStore
+from app.store.search import Search
 from ui.extraction_table import ExtractionTableView
 from ui.search_panel import SearchPanel
 from ui.template_editor import TemplateEditor
-
-if TYPE_CHECKING:
-    from ui.main_window import MainWindow
 
 
 def _dialog(parent: QWidget, title: str, widget: QWidget) -> QDialog:
@@ -41,20 +39,25 @@ def _dialog(parent: QWidget, title: str, widget: QWidget) -> QDialog:
     return dialog
 
 
-class WorkMenu:
-    def __init__(self, window: MainWindow) -> None:
-        # A weak reference: the window owns this menu, and a cycle would keep a closed window alive
-        # until the garbage collector runs (and let a test harness close it a second time).
-        self._window = weakref.ref(window)
-        self.ctx = window.ctx
+class WorkMenu(QObject):
+    extraction_requested = Signal()  # run a template on the selected documents
+    page_requested = Signal(int, int, object)  # document id, page, words to mark (tuple[str, ...])
+    message_requested = Signal(int, int)  # conversation id, message id
+    evidence_requested = Signal(object)  # app.extraction.runner.Evidence
+    conversation_export_requested = Signal()  # the window answers with export_conversation(its id)
+
+    def __init__(self, window: QMainWindow, ctx: AppContext) -> None:
+        # Owned by the window (Qt parent): no Python reference back, so a closed window is freed.
+        super().__init__(window)
+        self.ctx = ctx
         menu = window.menuBar().addMenu("&Work")
         self.actions: dict[str, QAction] = {}
         for key, text, shortcut, slot in (
             ("search", "&Search…", "Ctrl+Shift+F", self.search),
-            ("run_extraction", "&Run extraction on selected documents…", "", self.run_extraction),
+            ("run_extraction", "&Run extraction on selected documents…", "", self.extraction_requested),
             ("table", "Extraction &table…", "", self.show_table),
             ("templates", "&Templates…", "", self.edit_template),
-            ("export_conversation", "Export &conversation…", "", self.export_conversation),
+            ("export_conversation", "Export &conversation…", "", self.conversation_export_requested),
             ("verify_audit", "&Verify audit log", "", self.verify_audit),
             ("export_audit", "Export &audit log…", "", self.export_audit),
         ):
@@ -67,10 +70,8 @@ class WorkMenu:
         self.dialogs: list[QDialog] = []  # kept alive while open
 
     @property
-    def window(self) -> MainWindow:
-        window = self._window()
-        assert window is not None, "the Work menu outlived its window"
-        return window
+    def window(self) -> QMainWindow:
+        return cast(QMainWindow, self.parent())
 
     def _say(self, text: str) -> None:
         self.window.statusBar().showMessage(text, 10000)
@@ -80,13 +81,10 @@ class WorkMenu:
 
     def search(self) -> SearchPanel:
         panel = SearchPanel(Search(self.ctx.db))
-        panel.open_page.connect(lambda doc, page: self.window.open_page(doc, page, query_terms(panel.box.text())))
-        panel.open_message.connect(self.window.open_message)
+        panel.open_page.connect(lambda doc, page: self.page_requested.emit(doc, page, query_terms(panel.box.text())))
+        panel.open_message.connect(self.message_requested)
         self._show(_dialog(self.window, "Search", panel))
         return panel
-
-    def run_extraction(self) -> None:
-        self.window.run_extraction()
 
     def templates(self) -> TemplateStore:
         return TemplateStore.for_config(self.ctx.paths.config_dir)
@@ -142,7 +140,7 @@ class WorkMenu:
             return
         where = f"p. {evidence.label or evidence.page}" if evidence.page else "no page"
         check = VERDICT_TEXT.get(evidence.verdict, "not found in the document")
-        self.window.open_evidence(evidence)
+        self.evidence_requested.emit(evidence)
         self._say(f'{evidence.title}, {where}: "{evidence.quote}" ({check})')
 
     def edit_template(self, key: str | None = None) -> TemplateEditor | None:
@@ -156,8 +154,7 @@ class WorkMenu:
         self._show(editor)
         return editor
 
-    def export_conversation(self) -> None:
-        conversation_id = self.window.conversation_id
+    def export_conversation(self, conversation_id: int | None) -> None:
         if conversation_id is None:
             self._say("Open a conversation first")
             return
@@ -169,7 +166,7 @@ class WorkMenu:
             self._run(lambda: exporter.conversation(conversation_id, Path(path), overwrite=True).path)
 
     def verify_audit(self) -> None:
-        result = AuditLog.for_context(self.ctx).verify()
+        result = self.ctx.audit.verify()
         if result.ok:
             QMessageBox.information(
                 self.window, "Audit log", f"The audit log is intact: {result.entries} entries.\nHead {result.head_hash}"
@@ -188,7 +185,7 @@ class WorkMenu:
             from app.export import write_new
 
             fmt = "csv" if path.lower().endswith(".csv") else "jsonl"
-            data = AuditLog.for_context(self.ctx).export(fmt)
+            data = self.ctx.audit.export(fmt)
 
             def write() -> Path:
                 write_new(Path(path), data, overwrite=True)

@@ -1,6 +1,6 @@
 """Qt workers: long work runs on its own thread, one owner per resource, results come back as signals.
 
-The chat worker owns the engine process (questions and extraction runs take turns on it); the
+The chat worker runs questions and extraction runs, in turn, on the window's session (one engine); the
 ingest worker owns the writes of new documents. Each opens its own SQLite connection. The UI
 thread reads, renders and makes the odd one-row write (rename, delete, recent documents).
 
@@ -13,14 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 
 from app.chat import ChatEvent, ChatService
 from app.context import AppContext
-from app.conversations import Conversations
+from app.engine.session import Session
 from app.errors import USER_ERRORS, Cancelled, one_line
-from app.extraction import ExtractionEvent, ExtractionService
-from app.ingest_process import IngestProcess
+from app.extraction.runner import ExtractionEvent, ExtractionService
+from app.processes.ingest_reader import IngestProcess
+from app.store.conversations import Conversations
 from ingest.progress import ReadProgress
 
 
@@ -49,19 +50,20 @@ class IngestProgress:
 
 class ChatWorker(QObject):
     chat_event = Signal(object)  # app.chat.ChatEvent
-    extraction_event = Signal(object)  # app.extraction.ExtractionEvent
+    extraction_event = Signal(object)  # app.extraction.runner.ExtractionEvent
     failed = Signal(str)
     finished = Signal()  # after every job, question or extraction run
 
-    def __init__(self, ctx: AppContext) -> None:
+    def __init__(self, ctx: AppContext, session: Session) -> None:
         super().__init__()
         self._base = ctx
+        self.session = session
         self._service: ChatService | None = None
         self._extraction: ExtractionService | None = None
 
     def _svc(self) -> ChatService:
         if self._service is None:  # created on the worker thread: its DB connection lives here
-            self._service = ChatService(self._base.reopen())
+            self._service = ChatService(self._base.reopen(), self.session)
         return self._service
 
     @Slot(object)
@@ -105,7 +107,7 @@ class ChatWorker(QObject):
     def _extractor(self) -> ExtractionService:
         if self._extraction is None:
             chat = self._svc()
-            self._extraction = ExtractionService(chat.ctx, engine=chat.engine)
+            self._extraction = ExtractionService(chat.ctx, self.session)
         return self._extraction
 
     def _emit_extraction(self, event: ExtractionEvent) -> None:
@@ -115,13 +117,12 @@ class ChatWorker(QObject):
         """Called from the UI thread: only sets cancel flags, which are thread-safe."""
         if self._extraction is not None:
             self._extraction.cancel()  # also stops a run between two fields
-        if self._service is not None:
-            self._service.cancel()
+        self.session.cancel()
 
     @Slot()
     def shutdown(self) -> None:
+        self.session.close()
         if self._service is not None:
-            self._service.close()  # the extraction service shares this engine
             self._service.ctx.close()
             self._service = None
             self._extraction = None
@@ -179,11 +180,3 @@ class IngestWorker(QObject):
         if self._ctx is not None:
             self._ctx.close()
             self._ctx = None
-
-
-def start_thread(worker: QObject, name: str) -> QThread:
-    thread = QThread()
-    thread.setObjectName(name)
-    worker.moveToThread(thread)
-    thread.start()
-    return thread

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from app.citations.grounding import FOUND, VERDICTS
+from app.citations.verdicts import mark
 from app.context import open_app
-from app.grounding import FOUND, VERDICTS
-from app.verdicts import mark
 from tests.conftest import run_folio
 from tests.fixtures.pdfs import GOVERNING_LAW_PAGE
 
@@ -89,7 +89,8 @@ def contract_text(pdf: Path, page: int) -> str:
 
 
 def test_follow_up_continues_the_conversation(starter_home: Path, contract_pdf: Path) -> None:
-    from app.chat import ChatService, PrefillUpdate, prompt_documents
+    from app.chat import ChatService
+    from app.engine.session import Progress, prompt_documents
 
     ctx = open_app()
     service = ChatService(ctx)
@@ -100,7 +101,7 @@ def test_follow_up_continues_the_conversation(starter_home: Path, contract_pdf: 
         assert law_block.marker == f"[p. {GOVERNING_LAW_PAGE}]"
         events: list[object] = []
         first = service.ask([doc.id], "Which law governs this agreement?", on_event=events.append)
-        assert any(isinstance(e, PrefillUpdate) for e in events)
+        assert any(isinstance(e, Progress) and e.reading for e in events)
         second = service.ask([], "And how long is the term?", conversation_id=first.conversation_id)
         assert second.conversation_id == first.conversation_id
         assert [m.role for m in service.conversations.messages(first.conversation_id)] == [

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from app.context import open_app
-from app.extraction_prompt import DESIGN_VERSION
-from app.extraction_schema import group_schema, schema_errors
+from app.extraction.prompt import DESIGN_VERSION
+from app.extraction.schema import group_schema, schema_errors
 from tests.conftest import REPO, run_folio
 from tests.fixtures.pdfs import make_contract_pdf, make_text_pdf
 
@@ -44,8 +44,9 @@ def _import_template(home: Path, tmp_path: Path, fields: list[dict[str, str]]) -
 
 
 def test_extraction_is_schema_valid_stored_and_audited(starter_home: Path, tmp_path: Path) -> None:
-    from app.extraction import CellsStored, ExtractionService, RunFinished
-    from app.templates import TemplateStore
+    from app.chat import ChatService
+    from app.extraction.runner import CellsStored, ExtractionService, RunFinished
+    from app.extraction.templates import TemplateStore
 
     _settings(starter_home, group=3)
     _import_template(starter_home, tmp_path, FIELDS)
@@ -63,7 +64,7 @@ def test_extraction_is_schema_valid_stored_and_audited(starter_home: Path, tmp_p
         again = service.run(service.start_run(template, [doc.id]))
         assert again.run_id == run_id and again.cells_done == 3
         # Chat on the same engine: every question goes into the audit log too.
-        message = service.chat.ask([doc.id], "Which law governs?")
+        message = ChatService(ctx, service.session).ask([doc.id], "Which law governs?")
     finally:
         service.close()
     db = sqlite3.connect(starter_home / "data" / "folio.sqlite3")
@@ -106,9 +107,8 @@ def test_extraction_is_schema_valid_stored_and_audited(starter_home: Path, tmp_p
     assert json.loads(question["details"])["message_id"] == message.id - 1  # the user turn before the answer
     assert json.loads(question["settings"])["extraction"]["fields_per_request"] == 3
     db.close()
-    from app.audit import AuditLog
 
-    assert AuditLog.for_context(ctx).verify().entries == 3  # the document added, the run, the question
+    assert ctx.audit.verify().entries == 3  # the document added, the run, the question
     ctx.close()
 
 

@@ -27,7 +27,7 @@ def _reported(path: Path, n_ctx: int, kv: str, draft_tokens: int = 0) -> dict[st
 
 @pytest.mark.parametrize(("n_ctx", "kv"), [(4096, "f16"), (16384, "q8_0"), (32768, "q4_0")])
 def test_starter_model_prediction(starter_gguf: Path, shared_models_dir: Path, n_ctx: int, kv: str) -> None:
-    from app.models import read_facts_cached
+    from app.models.registry import read_facts_cached
 
     facts = read_facts_cached(starter_gguf, shared_models_dir / "facts")
     predicted = estimate_memory(facts, n_ctx=n_ctx, kv_type=kv)

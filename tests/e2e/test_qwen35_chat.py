@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from app.chat import AnswerDelta, ChatService, EngineStatus
+from app.chat import AnswerDelta, ChatService
 from app.context import open_app
+from app.engine.session import Progress
 from inference.chat_format import Message, PromptPart, template_for
 from inference.engine import LocalEngine
 from inference.engine_api import EngineConfig
@@ -57,7 +58,7 @@ def test_chat_service_reuses_the_documents_and_stores_cached_tokens(qwen35_home:
         deltas: list[AnswerDelta] = []
 
         def on_event(event: object) -> None:
-            if isinstance(event, EngineStatus):
+            if isinstance(event, Progress) and not event.reading:
                 statuses.append(event.text)
             elif isinstance(event, AnswerDelta):
                 deltas.append(event)

@@ -55,10 +55,10 @@ def test_self_test_failure_is_one_line_with_exit_code_1(tmp_path: Path) -> None:
 
 def test_self_test_finds_the_starter_the_user_installed(starter_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """As on an installed Mac after `folio models add-starter`: no pip chunks, no --model."""
-    import app.models
-    from app.self_test import run_self_test
+    import app.models.registry
+    from app.cli.self_test import run_self_test
 
-    monkeypatch.setattr(app.models, "packaged_starter_available", lambda: False)
+    monkeypatch.setattr(app.models.registry, "packaged_starter_available", lambda: False)
     monkeypatch.delenv("FOLIO_STARTER_GGUF", raising=False)
     result = run_self_test(None, max_tokens=2)
     assert result.pages == 2 and 1 <= result.answer_tokens <= 2

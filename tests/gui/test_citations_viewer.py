@@ -12,9 +12,10 @@ from PySide6.QtGui import QHelpEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QToolTip
 
-from app.citation_targets import BAD_ANCHOR, QUOTE_MISSING, VERIFIED
+from app.citations.targets import BAD_ANCHOR, QUOTE_MISSING, VERIFIED
+from tests.fixtures.answers import anchor_point, store_cited_answer
 from tests.fixtures.pdfs import GOVERNING_LAW_PAGE
-from tests.gui.conftest import anchor_point, char_format_at, store_cited_answer
+from tests.gui.conftest import char_format_at
 from ui.transcript import UNTRUSTED
 
 pytestmark = pytest.mark.gui
@@ -140,8 +141,8 @@ def test_search_box_finds_text_and_opens_the_page_with_words_marked(qtbot, windo
 
 
 def test_extraction_cell_opens_its_evidence_in_the_viewer(qtbot, window, contract_pdf: Path) -> None:  # type: ignore[no-untyped-def]
-    from app.extraction import Cell, ExtractionService
-    from app.templates import TemplateStore
+    from app.extraction.runner import Cell, ExtractionService
+    from app.extraction.templates import TemplateStore
     from inference.events import GenerationStats
 
     ctx = window.ctx

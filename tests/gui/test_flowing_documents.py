@@ -11,9 +11,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from app.citation_targets import VERIFIED
+from app.citations.targets import VERIFIED
+from tests.fixtures.answers import anchor_point, store_cited_answer
 from tests.fixtures.office import draft_email, python_docx_memo
-from tests.gui.conftest import anchor_point, store_cited_answer
 
 pytestmark = pytest.mark.gui
 

@@ -116,7 +116,7 @@ def test_esc_stops_a_long_answer_quickly(window, qtbot, contract_pdf: Path) -> N
 def test_conversations_rename_and_delete_with_confirmation(window, qtbot, contract_pdf: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtWidgets import QInputDialog, QMessageBox
 
-    from tests.gui.conftest import store_cited_answer
+    from tests.fixtures.answers import store_cited_answer
 
     doc = window.ctx.library.add(contract_pdf).document
     older, _ = store_cited_answer(window.ctx, [doc.id], "Delaware [p. 4].", "First question")

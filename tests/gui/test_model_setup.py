@@ -23,7 +23,7 @@ def home_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _open(qtbot, ctx, home: Path):  # type: ignore[no-untyped-def]
-    from app.discovery import default_stores
+    from app.models.discovery import default_stores
     from ui.model_setup import ModelSetupDialog
 
     dialog = ModelSetupDialog(ctx, stores=default_stores(home=home, environ={}))
@@ -153,20 +153,22 @@ def test_first_run_offers_the_page_once_and_the_status_bar_follows(  # type: ign
     qtbot, window, home_dir: Path, tiny_qwen35: Path
 ) -> None:
     from ui.model_setup import ModelSetupDialog
-    from ui.setup_menu import offer_model_setup
 
     assert window.setup_menu.actions["model_setup"].text() == "&Model setup…"
-    dialog = offer_model_setup(window)
+    dialog = window.setup_menu.offer_model_setup()
     assert isinstance(dialog, ModelSetupDialog) and dialog.isVisible() and dialog.parent() is window
     qtbot.waitUntil(lambda: not dialog.busy, timeout=120000)
     assert window.demo_badge.isVisible()
+    # The page measured this computer with the window's own engine process: never a second one.
+    assert dialog.worker._session is window.session and window.session.engine.pid is not None
+    assert dialog.machine is not None
     dialog.model_edit.setText(str(tiny_qwen35))
     with qtbot.waitSignal(dialog.model_changed, timeout=120000):
         dialog.add_button.click()
     qtbot.waitUntil(lambda: not dialog.busy, timeout=120000)
     assert not window.demo_badge.isVisible() and "tiny-qwen35" in window.model_label.text()
     dialog.close()
-    assert offer_model_setup(window) is None  # shown once; Tools > Model setup… opens it again
+    assert window.setup_menu.offer_model_setup() is None  # shown once; Tools > Model setup… opens it again
 
 
 def test_the_demo_model_is_installed_from_a_usb_stick(  # type: ignore[no-untyped-def]
@@ -176,9 +178,9 @@ def test_the_demo_model_is_installed_from_a_usb_stick(  # type: ignore[no-untype
     brings the starter file (or a model); the page says so and installs it, sha256-checked."""
     from PySide6.QtWidgets import QFileDialog
 
-    import app.model_setup as model_setup
-    import app.models as models
-    from app.models import starter_file_name
+    import app.engine.setup as model_setup
+    import app.models.registry as models
+    from app.models.registry import starter_file_name
 
     monkeypatch.setattr(models, "packaged_starter_available", lambda: False)
     monkeypatch.setattr(model_setup, "packaged_starter_available", lambda: False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QUrl
 
-from app.conversations import MessageRow
+from app.store.conversations import MessageRow
 from ui.transcript import Transcript, _commit_point
 
 pytestmark = pytest.mark.gui

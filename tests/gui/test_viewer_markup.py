@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QTextDocument
 
-from app.conversations import MessageRow
+from app.store.conversations import MessageRow
 from ui.chat_panel import ChatPanel
 from ui.safe_text import IMAGE_NOTE, defuse
 
@@ -113,8 +113,8 @@ def test_model_quotes_in_extraction_tooltips_are_shown_as_written(ctx, contract_
     """Qt renders a tooltip that looks like HTML as HTML; a quote the model wrote must not be."""
     from PySide6.QtCore import Qt
 
-    from app.extraction import Cell, ExtractionService, load_table
-    from app.templates import TemplateStore
+    from app.extraction.runner import Cell, ExtractionService, load_table
+    from app.extraction.templates import TemplateStore
     from inference.events import GenerationStats
     from ui.extraction_table import ExtractionTableModel
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from app.extraction import Cell, ExtractionService
-from app.extraction_cells import QUOTED, UNSUPPORTED
-from app.search import Search
-from app.templates import TemplateStore
+from app.extraction.cells import QUOTED, UNSUPPORTED
+from app.extraction.runner import Cell, ExtractionService, load_evidence
+from app.extraction.templates import TemplateStore
+from app.store.search import Search
 from inference.events import GenerationStats
 from tests.fixtures.pdfs import GOVERNING_LAW_PAGE
 
@@ -38,7 +38,7 @@ def test_table_shows_values_verdicts_and_opens_the_passage(qtbot, window, contra
     bad = Cell(-1, "parties", True, "Acme", "not in the text", "9", None, None, None, "not_found", 0.3,
                ("page_not_in_document", "quote_not_found"), verdict=UNSUPPORTED)  # fmt: skip
     none = Cell(-1, "insurance", False, "no", yes_no=True)
-    _ctx, doc, template, service, run = _stored_run(window, contract_pdf, [bad, none])
+    ctx, doc, template, _service, run = _stored_run(window, contract_pdf, [bad, none])
 
     view = window.work_menu.show_table(run)
     model = view.model
@@ -62,15 +62,13 @@ def test_table_shows_values_verdicts_and_opens_the_passage(qtbot, window, contra
     with qtbot.waitSignal(view.evidence_requested) as signal:
         view.view.doubleClicked.emit(law_index)
     assert signal.args == [run, doc.id, "governing_law"]
-    evidence = service.evidence(run, doc.id, "governing_law")
+    evidence = load_evidence(ctx, run, doc.id, "governing_law")
     assert (evidence.page, evidence.verified, evidence.verdict) == (GOVERNING_LAW_PAGE, True, QUOTED)
     assert evidence.bbox is not None and "Delaware" in window.statusBar().currentMessage()
 
 
 def test_reviewer_accepts_corrects_and_rejects_beside_the_model(qtbot, window, contract_pdf: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtWidgets import QInputDialog
-
-    from app.audit import AuditLog
 
     parties = Cell(-1, "parties", True, "Acme", "not in the text", "9", verdict=UNSUPPORTED)
     ctx, doc, template, service, run = _stored_run(window, contract_pdf, [parties])
@@ -101,7 +99,7 @@ def test_reviewer_accepts_corrects_and_rejects_beside_the_model(qtbot, window, c
         ("parties", "rejected", ""),
         ("parties", "cleared", ""),
     ]
-    log = AuditLog.for_context(ctx)
+    log = ctx.audit
     reviews = [e.details for e in log.entries() if e.action == "review"]
     assert [r["decision"] for r in reviews] == ["accepted", "corrected", "rejected", "cleared"]
     assert reviews[1]["value"] == "Acme Corp. and Beta LLC" and reviews[1]["model_value"] == "Acme"

@@ -364,7 +364,7 @@ class CrashLab:
     def _audit_and_snapshot_checks(self, con: sqlite3.Connection) -> list[str]:
         from sqlite_utils import Database
 
-        from app.audit import AuditLog
+        from app.store.audit import AuditLog
         from inference.state_cache import StateStore
 
         problems = []

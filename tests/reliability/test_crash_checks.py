@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.context import open_app
-from app.conversations import Conversations
+from app.store.conversations import Conversations
 from tests.fixtures.pdfs import make_contract_pdf
 from tests.reliability.crash_trials import CrashLab
 

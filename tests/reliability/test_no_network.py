@@ -99,7 +99,7 @@ def test_sockets_of_unguarded_children_are_found_by_the_process_scan() -> None:
 def test_doctor_reports_the_sockets_a_folio_process_holds() -> None:
     """`folio doctor` reads sockets from the OS (psutil): a process listening on every interface shows up
     as leaving the machine, one on loopback does not, one with none shows none."""
-    from app.sockets import held_sockets
+    from app.cli.sockets import held_sockets
 
     code = (
         "import socket, sys, time\n"

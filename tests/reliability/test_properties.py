@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from app.citations import DocumentIndex, check, find_citations, parse_timestamp
-from app.quotes import find_quote
+from app.citations.markers import DocumentIndex, check, find_citations, parse_timestamp
+from app.citations.quotes import find_quote
 from ingest.document import Anchor, format_timestamp
 from tests.plugins.figures import record
 
@@ -110,7 +110,7 @@ def test_printed_page_labels_survive_ingest_and_citations_resolve_to_their_page(
     the marker the model was shown ([p. LABEL]) resolves to that page and checks a quote on it."""
     import pymupdf
 
-    from app.chat import document_indexes
+    from app.citations.grounding import document_indexes
     from app.context import open_app
     from app.paths import Paths
 

@@ -43,8 +43,8 @@ def _snapshot_tags(states: Path) -> list[list[str]]:
 
 def test_purge_removes_the_document_and_everything_derived_from_it(qwen35_home: Path, tmp_path: Path) -> None:
     from app.chat import ChatService
-    from app.extraction import Cell, ExtractionService
-    from app.templates import TemplateStore
+    from app.extraction.runner import Cell, ExtractionService
+    from app.extraction.templates import TemplateStore
     from inference.events import GenerationStats
 
     page = render_text_page()

@@ -16,7 +16,7 @@ class NoQt(importlib.abc.MetaPathFinder):
             raise ImportError('PySide6 is blocked for this test')
 sys.meta_path.insert(0, NoQt())
 sys.argv = ['folio'] + sys.argv[1:]
-from app.cli import main
+from app.cli.commands import main
 raise SystemExit(main())
 """
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from app.audit import GENESIS, AuditLog, entry_hash
 from app.context import AppContext
+from app.store.audit import GENESIS, AuditLog, entry_hash
 from tests.conftest import run_folio
 
 
 def _log(ctx: AppContext) -> AuditLog:
-    log = AuditLog.for_context(ctx)
+    log = ctx.audit
     for i, action in enumerate(["question", "extraction", "export", "question"]):
         log.record(
             action,
@@ -129,7 +129,7 @@ def test_documents_added_purged_and_exported_are_audited_with_their_sha256(
     import shutil
 
     from app.context import open_app
-    from app.conversations import Conversations
+    from app.store.conversations import Conversations
 
     sha = hashlib.sha256(contract_pdf.read_bytes()).hexdigest()
     assert run_folio("add", str(contract_pdf))[0] == 0
@@ -146,7 +146,7 @@ def test_documents_added_purged_and_exported_are_audited_with_their_sha256(
 
     ctx = open_app()
     try:
-        log = AuditLog.for_context(ctx)
+        log = ctx.audit
         entries = log.entries()
         assert log.verify().ok and log.verify().entries == 4
     finally:

@@ -3,7 +3,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.citations import DocumentIndex, check, find_citations, normalize_for_match, parse_timestamp
+from app.citations.markers import DocumentIndex, check, find_citations, parse_timestamp
+from app.citations.quotes import normalize_for_match
 
 PAGES = {1: "Cover", 2: "The Client shall pay\nwithin thirty (30) days.", 3: "Governed by the laws of Delaware."}
 DOC = DocumentIndex(label_to_page={"i": 1, "1": 2, "2": 3}, page_count=3, duration_s=None, page_text=lambda p: PAGES[p])
@@ -49,7 +50,7 @@ def test_parser_never_crashes_and_offsets_point_at_the_text(text: str) -> None:
 
 def test_every_marker_the_model_is_shown_reads_back_as_the_same_place() -> None:
     """The anchor forms are defined once (ingest.document): what marker() writes, the parser reads."""
-    from app.citations import find_citations
+    from app.citations.markers import find_citations
     from ingest.document import Anchor, parse_cited
 
     anchors = [

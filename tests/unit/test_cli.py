@@ -102,7 +102,7 @@ def test_folio_add_shows_page_progress_on_a_terminal(monkeypatch: pytest.MonkeyP
     import io
     import sys
 
-    from app.cli import PageProgress
+    from app.cli.commands import PageProgress
     from ingest.progress import ReadProgress
 
     class Terminal(io.StringIO):

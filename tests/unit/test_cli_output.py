@@ -105,7 +105,7 @@ def test_show_text_of_a_video_gives_times_and_frames(tmp_path: Path) -> None:
 
 def test_json_output_matches_the_library(tmp_path: Path, starter_home: Path) -> None:
     from app.context import open_app
-    from app.conversations import Conversations
+    from app.store.conversations import Conversations
 
     code, _out, err = run_folio("add", str(make_contract_pdf(tmp_path / "contract.pdf")))
     assert code == 0, err

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.db import KNOWN, applied_migrations, build_migrations, open_db
 from app.errors import NewerDatabase
+from app.store.db import KNOWN, applied_migrations, build_migrations, open_db
 
 
 def test_fresh_database_has_schema_wal_and_foreign_keys(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.discovery import (
+from app.models.discovery import (
     HUGGING_FACE,
     LM_STUDIO,
     OLLAMA,
@@ -20,10 +20,10 @@ from app.discovery import (
     scan_folder,
     scan_hf_cache,
     scan_ollama,
-    tier_for,
 )
 from inference.errors import ModelFileError
 from inference.gguf_native import read_header
+from inference.planner import qwen35_tier
 from tests.fixtures.model_stores import (
     hf_cached_model,
     lmstudio_model,
@@ -220,8 +220,8 @@ def test_usable_qwen35_first_then_others_then_unusable(tmp_path: Path) -> None:
 
 
 def test_tiers_are_recognised_by_geometry() -> None:
-    assert tier_for(32, 4096) == "Qwen3.5-9B" and tier_for(24, 1024) == "Qwen3.5-0.8B"
-    assert tier_for(28, 3584) is None
+    assert qwen35_tier(32, 4096) == "Qwen3.5-9B" and qwen35_tier(24, 1024) == "Qwen3.5-0.8B"
+    assert qwen35_tier(28, 3584) is None
 
 
 def test_projector_beside_a_model_picked_from_a_usb_stick(tmp_path: Path) -> None:

@@ -14,12 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.context import AppContext
-from app.conversations import Conversations
 from app.export import CSV_PARTS, Exporter, FileExists, cell_status, review_columns, safe_filename, write_new
-from app.extraction import Cell, ExtractionService, ExtractionTable
-from app.extraction_cells import BAD_PAGE, QUOTE_NOT_FOUND, QUOTED, SUPPORTED, UNSUPPORTED
-from app.extraction_review import review_cell
-from app.templates import TemplateField, TemplateStore
+from app.extraction.cells import BAD_PAGE, QUOTE_NOT_FOUND, QUOTED, SUPPORTED, UNSUPPORTED
+from app.extraction.review import review_cell
+from app.extraction.runner import Cell, ExtractionService, ExtractionTable
+from app.extraction.templates import TemplateField, TemplateStore
+from app.store.conversations import Conversations
 from inference.events import GenerationStats
 
 STATS = GenerationStats(800, 0, 40, 100.0, 200.0, 4096, "eos")
@@ -167,7 +167,7 @@ def test_never_overwrites_without_asking(table: tuple[AppContext, int, Extractio
     assert target.read_text() == "precious"
     Exporter(ctx).table(run, target, overwrite=True)
     assert json.loads(target.read_text())["run"]["run_id"] == run
-    assert [e.action for e in __import__("app.audit").audit.AuditLog.for_context(ctx).entries()][-1] == "export"
+    assert [e.action for e in ctx.audit.entries()][-1] == "export"
 
 
 def test_conversation_markdown_and_pdf_carry_citations_and_sha256(
@@ -184,7 +184,7 @@ def test_conversation_markdown_and_pdf_carry_citations_and_sha256(
         {"text": "[p. 9]", "valid": False, "quote_found": None},
     ]
     answer = 'It is "the laws of the State of Delaware" [p. 4]. The fee is 99 euros. It is payable monthly.'
-    from app.grounding import Sources, ground_answer
+    from app.citations.grounding import Sources, ground_answer
 
     claims = [v.to_dict() for v in ground_answer(answer, Sources.load(ctx, [doc.id])).claims]
     reply = convs.add_message(conv, "assistant", answer, citations=cites, model="Gemma (demo)",
@@ -289,3 +289,13 @@ def test_spreadsheet_formulas_from_documents_never_run(starter_home: Path, tmp_p
     evidence = book["Evidence"]
     marked = [c.value for row in evidence.iter_rows(min_row=2) for c in row if c.quotePrefix]
     assert {v.replace("\r", "\n") for v in marked} == {v.replace("\r", "\n") for v in FORMULAS}  # value, quote
+
+
+def test_answer_markdown_is_rendered_but_never_followed() -> None:
+    from app.export import markdown_html
+
+    answer = "The term is **ninety days**.\n\n![x](/etc/passwd) [site](http://x.test) <script>alert(1)</script>"
+    out = markdown_html(answer)
+    assert "<strong>ninety days</strong>" in out  # the answer's own Markdown reaches the PDF
+    assert "<img" not in out and "<a " not in out and "<script>" not in out
+    assert "&lt;script&gt;" in out and "site" in out  # shown as words

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from app.chat import prompt_documents
+from app.citations.grounding import Sources
 from app.context import AppContext
-from app.extraction_cells import (
+from app.engine.session import prompt_documents
+from app.extraction.cells import (
     ADDED,
     BAD_PAGE,
     NO_QUOTE,
@@ -23,10 +24,9 @@ from app.extraction_cells import (
     cited_anchors,
     ground_cell,
 )
-from app.extraction_prompt import FieldAsk, extraction_messages
-from app.grounding import Sources
-from app.search import Passage
-from app.templates import TemplateStore
+from app.extraction.prompt import FieldAsk, extraction_messages
+from app.extraction.templates import TemplateStore
+from app.store.search import Passage
 from assets import read_text
 from inference.chat_format import ChatTemplate, template_for
 from inference.prompt import build_messages, render_prompt
@@ -46,7 +46,9 @@ def test_extraction_prompt_shares_the_chat_prefix(ctx: AppContext, contract_pdf:
         enable_thinking=False,
     )
     extraction = render_prompt(
-        template, extraction_messages(ctx, doc.id, [FieldAsk(f) for f in fields]), enable_thinking=False
+        template,
+        extraction_messages(prompt_documents(ctx, [doc.id]), [FieldAsk(f) for f in fields]),
+        enable_thinking=False,
     )
     # The engine's state cache keys on this prefix: the same bytes, the same split into parts.
     assert extraction.prefix == chat.prefix
@@ -56,7 +58,7 @@ def test_extraction_prompt_shares_the_chat_prefix(ctx: AppContext, contract_pdf:
 
 
 def test_cells_are_grounded_as_chat_claims(ctx: AppContext, tmp_path: Path) -> None:
-    """The chat's grounding (app.grounding) decides a cell's verdict; the page markers a model writes
+    """The chat's grounding (app.citations.grounding) decides a cell's verdict; the page markers a model writes
     in a cell are read as the chat's citations."""
     pdf = make_text_pdf(tmp_path / "l.pdf", ["Cover page", "Fees are 10 EUR.", "Governed by French law."],
                         labels=[{"startpage": 0, "prefix": "", "style": "r", "firstpagenum": 1},

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from app.context import AppContext
-from app.extraction_prompt import (
+from app.engine.session import prompt_documents
+from app.extraction.prompt import (
     FieldAsk,
     PageChoice,
     ask_field,
@@ -16,10 +17,11 @@ from app.extraction_prompt import (
     design_key,
     extraction_messages,
     field_block,
+    pages_of,
     search_words,
 )
-from app.search import Passage
-from app.templates import TemplateField, TemplateStore
+from app.extraction.templates import TemplateField, TemplateStore
+from app.store.search import Passage
 from tests.fixtures.pdfs import make_text_pdf
 
 LAW = TemplateField("governing_law", "Governing Law", "Which law governs.", search="governed laws construed")
@@ -69,21 +71,23 @@ def test_the_request_starts_with_the_chat_prefix_and_names_its_pages(ctx: AppCon
     pages = ["Fees are due monthly.", "Delivery is free.", "Prices are fixed.", "", "Notices go by mail."]
     pages[3] = "The Supplier may audit the books of the Customer."
     doc = ctx.library.add(make_text_pdf(tmp_path / "long.pdf", pages)).document
-    whole = extraction_messages(ctx, doc.id, [ask_field(ctx, doc.id, AUDIT), ask_field(ctx, doc.id, LAW)])
+    asks = [ask_field(ctx, doc.id, AUDIT), ask_field(ctx, doc.id, LAW)]
+    whole = extraction_messages(prompt_documents(ctx, [doc.id]), asks)
     assert "[p. 5]" in whole[0].content
     assert '(1) [p. 4] "The Supplier may audit the books of the Customer."' in whole[-1].content
     assert "(governed, laws, construed) found none" in whole[-1].content
     choice = choose_pages(ctx, doc.id, [AUDIT], budget_tokens=40)
     assert choice.partial and choice.pages is not None and 1 in choice.pages and 4 in choice.pages
     assert choice.note().startswith(f"only {len(choice.pages)} of 5 pages (")
-    partial = extraction_messages(ctx, doc.id, [FieldAsk(AUDIT)], choice=choice)
+    read = prompt_documents(ctx, [doc.id], pages=pages_of(doc.id, choice))
+    partial = extraction_messages(read, [FieldAsk(AUDIT)], choice)
     system = partial[0].content
     assert "[p. 4]" in system and "[p. 5]" not in system and "chosen by word search" in system
     assert PageChoice().note() == "" and not PageChoice().partial
 
 
 def test_design_key_follows_the_prompt_files(monkeypatch: pytest.MonkeyPatch) -> None:
-    import app.extraction_prompt as prompt
+    import app.extraction.prompt as prompt
 
     before = design_key()
     assert before.startswith(f"v{prompt.DESIGN_VERSION}-") and design_key() == before

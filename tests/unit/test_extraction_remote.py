@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from app.context import AppContext
-from app.extraction import ExtractionService
-from app.templates import Template
+from app.engine.session import Session
+from app.extraction.runner import ExtractionService
+from app.extraction.templates import Template
 from inference.remote import RemoteConfig, RemoteEngine
 from tests.fixtures.openai_stub import StubHandler, delta, stub_server
 
@@ -26,7 +27,7 @@ def test_extraction_over_a_model_server(ctx: AppContext, contract_pdf: Path) -> 
     doc = ctx.library.add(contract_pdf).document
     template = Template.from_dict({"key": "t", "name": "T", "fields": [{"name": "Governing Law"}]})
     with stub_server(reply) as (url, state):
-        service = ExtractionService(ctx, RemoteEngine(RemoteConfig(url)))
+        service = ExtractionService(ctx, Session.for_context(ctx, RemoteEngine(RemoteConfig(url))))
         run_id = service.start_run(template, [doc.id])
         finished = service.run(run_id)
         service.close()

@@ -6,12 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from app.audit import AuditLog
 from app.context import AppContext
 from app.errors import FolioError, NotFound
-from app.extraction import Cell, ExtractionService
-from app.extraction_review import load_reviews, review_cell
-from app.templates import Template
+from app.extraction.review import load_reviews, review_cell
+from app.extraction.runner import Cell, ExtractionService
+from app.extraction.templates import Template
 from inference.events import GenerationStats
 from tests.fixtures.pdfs import make_text_pdf
 
@@ -46,9 +45,9 @@ def test_decisions_stand_beside_the_answer(ctx: AppContext, tmp_path: Path) -> N
     assert table.cell(doc, "governing_law").value == "France" and table.review(doc, "governing_law") == rejected
     rows = ctx.db.execute("SELECT decision FROM extraction_reviews ORDER BY id").fetchall()
     assert [r[0] for r in rows] == ["corrected", "accepted", "cleared", "rejected"]
-    entries = [e for e in AuditLog.for_context(ctx).entries() if e.action == "review"]
+    entries = [e for e in ctx.audit.entries() if e.action == "review"]
     assert len(entries) == 4 and entries[0].details["value"] == "French law (Paris courts)"
-    assert entries[0].documents == [ctx.library.get(doc).sha256] and AuditLog.for_context(ctx).verify().ok
+    assert entries[0].documents == [ctx.library.get(doc).sha256] and ctx.audit.verify().ok
 
 
 def test_bad_reviews_are_refused_and_nothing_is_written(ctx: AppContext, tmp_path: Path) -> None:
@@ -62,4 +61,4 @@ def test_bad_reviews_are_refused_and_nothing_is_written(ctx: AppContext, tmp_pat
     with pytest.raises(FolioError, match="at most"):
         review_cell(ctx, run, doc, "governing_law", "corrected", "x" * 2001)
     assert ctx.db.execute("SELECT count(*) FROM extraction_reviews").fetchone()[0] == 0
-    assert not [e for e in AuditLog.for_context(ctx).entries() if e.action == "review"]
+    assert not [e for e in ctx.audit.entries() if e.action == "review"]

@@ -8,7 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.extraction_schema import (
+from app.extraction.schema import (
     MIN_EVIDENCE_CHARS,
     NOT_STATED,
     PAGE_CHARS,

@@ -36,7 +36,7 @@ def test_mtp_layers_are_counted_apart(tmp_path: Path, tiny_qwen35: Path) -> None
 
 
 def test_starter_model_facts(starter_gguf: Path, shared_models_dir: Path) -> None:
-    from app.models import read_facts_cached
+    from app.models.registry import read_facts_cached
 
     facts = read_facts_cached(starter_gguf, shared_models_dir / "facts")  # the gguf reader is slow on 262K tokens
     assert facts.architecture == "gemma3" and not facts.is_hybrid

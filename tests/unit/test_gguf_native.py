@@ -119,7 +119,7 @@ def test_tiny_qwen35_header_matches_the_full_facts(tiny_qwen35: Path) -> None:
 def test_starter_gemma_header_matches_the_gguf_package_facts(shared_models_dir: Path, starter_gguf: Path) -> None:
     # The gguf package needs ~15 s for gemma's 262K vocabulary: compare with the facts the session
     # fixture already read with it (cached), not a second full read.
-    from app.models import read_facts_cached
+    from app.models.registry import read_facts_cached
 
     facts = read_facts_cached(starter_gguf, shared_models_dir / "facts")
     header, meta = read_header(starter_gguf), read_metadata(starter_gguf)

@@ -9,7 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from app.grounding import ADDED, EXEMPT, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE, Cited, Sources, ground_answer
+from app.citations.grounding import (
+    ADDED,
+    EXEMPT,
+    QUOTED,
+    SUPPORTED,
+    UNSUPPORTED,
+    WRONG_PAGE,
+    Cited,
+    Sources,
+    ground_answer,
+)
 from tests.conftest import CORPUS
 from tests.fixtures.pdfs import GOVERNING_LAW_PAGE, make_contract_pdf
 
@@ -124,7 +134,7 @@ def _cuad_pages(path: Path) -> tuple[str, ...]:
 
 
 def _page_with(pages: tuple[str, ...], words: str) -> int:
-    from app.citations import normalize_for_match
+    from app.citations.quotes import normalize_for_match
 
     return next(i for i, text in enumerate(pages, start=1) if normalize_for_match(words) in normalize_for_match(text))
 
@@ -176,7 +186,7 @@ def test_fuse_dates_and_durations_written_otherwise() -> None:
 def test_verdicts_are_stored_with_the_message_and_read_back(ctx, contract: Sources) -> None:  # type: ignore[no-untyped-def]
     import json
 
-    from app.conversations import Conversations
+    from app.store.conversations import Conversations
 
     answer = f"{LAW} [p. 1]. The Client pays $15,000 a month."
     grounded = ground_answer(answer, contract)
@@ -199,8 +209,8 @@ def test_verdicts_are_stored_with_the_message_and_read_back(ctx, contract: Sourc
 def test_word_clauses_ground_like_pages_with_tracked_changes_read_as_accepted(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The LibreOffice-written contract: clause 2.1's payment term was changed from thirty to sixty
     days with tracked changes; claims cite [§ 2.1] and get their verdicts by clause."""
-    from app.citation_targets import claim_targets
-    from app.verdicts import mark
+    from app.citations.targets import claim_targets
+    from app.citations.verdicts import mark
     from tests.fixtures.office import DELETED_BY, libreoffice_contract, soffice
 
     if soffice() is None:
@@ -233,7 +243,7 @@ def test_word_clauses_ground_like_pages_with_tracked_changes_read_as_accepted(ct
 def test_an_emails_attachments_are_grounded_as_their_own_documents(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """An e-mail with a PDF and a Word attachment: '[attachment 1, p. 1]' is the PDF's page 1,
     '[attachment 2, § 2]' the Word file's clause 2; the verdict opens the attachment itself."""
-    from app.citation_targets import claim_targets
+    from app.citations.targets import claim_targets
     from tests.fixtures.office import draft_email
 
     email = ctx.library.add(draft_email(tmp_path)).document

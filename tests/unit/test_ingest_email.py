@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.citation_targets import targets
-from app.citations import check, find_citations
+from app.citations.markers import check, find_citations
+from app.citations.targets import targets
 from app.context import AppContext
 from ingest import IngestError, load
 from tests.conftest import run_folio
@@ -48,7 +48,8 @@ def test_html_only_body_is_read_as_text(tmp_path: Path) -> None:
 
 
 def test_email_and_attachments_are_stored_linked_and_cited(ctx: AppContext, tmp_path: Path) -> None:
-    from app.chat import document_indexes, prompt_documents
+    from app.citations.grounding import document_indexes
+    from app.engine.session import prompt_documents
 
     mail = ctx.library.add(draft_email(tmp_path)).document
     attachments = ctx.library.attachments(mail.id)

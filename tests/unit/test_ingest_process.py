@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.errors import Cancelled
-from app.ingest_process import IngestProcess
+from app.processes.ingest_reader import IngestProcess
 from ingest import load as ingest_load
 from ingest.errors import CorruptFile, UnsupportedFile
 

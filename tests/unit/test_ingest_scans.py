@@ -201,7 +201,7 @@ def test_with_ocr_off_scans_still_load_as_images(tmp_path: Path, page: np.ndarra
 def test_tesseract_chosen_but_missing_reads_pages_as_images(
     tmp_path: Path, page: np.ndarray, no_tesseract: None
 ) -> None:
-    from ingest.ocr import describe
+    from ingest.ocr_engines import describe
 
     pdf = make_scanned_pdf(tmp_path / "scan.pdf", [make_scan(page)])
     doc = load(pdf, ocr=OcrOptions(engine="tesseract"))

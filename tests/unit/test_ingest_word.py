@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.citations import check, find_citations
+from app.citations.markers import check, find_citations
 from ingest import IngestError, load
 from tests.conftest import run_folio
 from tests.fixtures.office import (
@@ -98,8 +98,9 @@ def test_overlapping_comments_and_replies_keep_their_authors() -> None:
 
 @needs_libreoffice
 def test_clause_citations_are_checked_against_the_clause_and_its_sub_clauses(ctx: object, contract: Path) -> None:
-    from app.chat import document_indexes, prompt_documents
+    from app.citations.grounding import document_indexes
     from app.context import AppContext
+    from app.engine.session import prompt_documents
 
     assert isinstance(ctx, AppContext)
     doc = ctx.library.add(contract).document

@@ -1,4 +1,4 @@
-"""Scans, images and video stored by app.library: page images, keyframes, contact sheet, CLI, bad files."""
+"""Scans, images and video stored by app.store.library: page images, keyframes, contact sheet, CLI, bad files."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.caches import cache_usage, clear_caches, human_size
-from app.model_setup import (
+from app.engine.setup import (
     FULL_CONTEXT,
     longest_context,
     machine_advice,
@@ -80,12 +80,11 @@ def test_longest_context_fits_the_planner_and_obeys_the_user(tmp_path: Path) -> 
 
 
 def test_the_plan_for_the_active_model_in_plain_lines(qwen35_home: Path) -> None:
-    from app.chat import ChatService
     from app.context import open_app
-    from inference.engine_process import EngineProcess
+    from app.engine.session import Session
 
     ctx = open_app()
-    service = ChatService(ctx, EngineProcess())
+    service = Session.for_context(ctx)
     try:
         record = ctx.models.active(ctx.settings)
         result = model_plan(service, record)
@@ -103,7 +102,7 @@ def test_the_plan_for_the_active_model_in_plain_lines(qwen35_home: Path) -> None
 def test_starter_status_offers_the_file_beside_the_installer(  # type: ignore[no-untyped-def]
     ctx, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import app.model_setup as model_setup
+    import app.engine.setup as model_setup
 
     assert starter_status(ctx).installed  # a source checkout: the pip package carries it
     monkeypatch.setattr(model_setup, "packaged_starter_available", lambda: False)
@@ -117,7 +116,7 @@ def test_starter_status_offers_the_file_beside_the_installer(  # type: ignore[no
 
 
 def test_clearing_caches_frees_snapshots_and_facts_but_not_a_save_in_progress(ctx, tiny_qwen35: Path) -> None:  # type: ignore[no-untyped-def]
-    from app.models import read_facts_cached
+    from app.models.registry import read_facts_cached
 
     paths = ctx.paths
     assert [u.files for u in cache_usage(paths)] == [0, 0]

@@ -8,8 +8,8 @@ import datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.claims import ABSENCE, COURTESY, HEADING, exemption, split_claims
-from app.normalise import fact_found, find_facts, words_value
+from app.citations.claims import ABSENCE, COURTESY, HEADING, exemption, split_claims
+from app.citations.normalise import fact_found, find_facts, words_value
 
 ONES = ["", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
         "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]  # fmt: skip

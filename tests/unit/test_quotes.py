@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from app.citations import DocumentIndex, check, find_citations
-from app.quotes import critical_tokens, find_quote, quote_in
+from app.citations.markers import DocumentIndex, check, find_citations
+from app.citations.quotes import critical_tokens, find_quote, quote_in
 
 # Document words use letters a-m only; fabricated words use n-z only, so they cannot line up by chance.
 DOC_WORD = st.text(alphabet="abcdefghijklm", min_size=3, max_size=9)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from app.engines import make_engine
+from app.engine.factory import make_engine
 from app.errors import FolioError
 from app.settings import Settings
 from inference.chat_format import Message
@@ -229,7 +229,7 @@ def test_off_by_default_and_urls_are_checked() -> None:
         Settings(server_url="gpu-box:8000").validate()
     with pytest.raises(EngineError, match="must look like http://host:port"):
         RemoteConfig("http://")
-    assert RemoteConfig("https://h:9/llm/v1/").base_path == "/llm"
+    assert RemoteConfig("https://h:9/llm/v1/").base_url == "https://h:9/llm"
 
 
 def test_folio_server_use_check_off(folio_home: Path) -> None:

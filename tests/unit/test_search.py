@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from app.context import AppContext
-from app.conversations import Conversations
 from app.errors import FolioError
-from app.search import Search, fts_query
+from app.store.conversations import Conversations
+from app.store.search import Search, fts_query
 from tests.conftest import run_folio
 from tests.fixtures.pdfs import GOVERNING_LAW_PAGE, make_text_pdf
 
@@ -52,10 +53,20 @@ def test_conversations_are_searched_too(ctx: AppContext, contract_pdf: Path) -> 
     assert {h.kind for h in both} == {"document", "message"}
 
 
-@pytest.mark.parametrize("query", ['"unbalanced', "AND OR NOT", "NEAR(", "col:value", "-minus", "a*b*", "(x)"])
+@pytest.mark.parametrize("query", ['"ninety', "-ninety", "ninety*", "(ninety)", "ninety^", "+ninety"])
 def test_fts_syntax_in_user_input_is_just_text(ctx: AppContext, contract_pdf: Path, query: str) -> None:
     ctx.library.add(contract_pdf)
-    Search(ctx.db).query(query)  # must not raise an SQLite syntax error
+    hits = Search(ctx.db).query(query)  # no SQLite syntax error, and the word is searched as a word
+    assert [(h.kind, h.page) for h in hits] == [("document", 3)]
+    assert "ninety" in hits[0].snippet.lower()
+
+
+@pytest.mark.parametrize("query", ["AND OR NOT", "NEAR(ninety", "text:ninety", "col:value", "a*b*"])
+def test_fts_operators_alone_find_only_those_words(ctx: AppContext, contract_pdf: Path, query: str) -> None:
+    ctx.library.add(contract_pdf)
+    words = [w.lower() for w in re.findall(r"\w+", query)]
+    for hit in Search(ctx.db).query(query):
+        assert all(w in hit.snippet.lower() for w in words), hit
 
 
 def test_query_building() -> None:

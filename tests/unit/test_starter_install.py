@@ -50,21 +50,21 @@ def test_without_pip_chunks_the_starter_comes_from_a_file_or_a_clear_error(
     starter_file: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import app.models
+    import app.models.registry
 
     # What the installers look like: the model chunks are not there.
-    monkeypatch.setattr(app.models, "packaged_starter_available", lambda: False)
+    monkeypatch.setattr(app.models.registry, "packaged_starter_available", lambda: False)
     monkeypatch.delenv("FOLIO_STARTER_GGUF", raising=False)
     with pytest.raises(FolioError, match=re.escape("folio models add-starter gemma-3-270m-q4_k_m.gguf")):
         ctx.models.starter()
     monkeypatch.setenv("FOLIO_STARTER_GGUF", str(starter_file))
     record = ctx.models.starter()
     assert Path(record.path).parent == ctx.paths.models_dir / "starter"
-    assert record.sha256 == app.models.starter_sha256()
+    assert record.sha256 == app.models.registry.starter_sha256()
 
 
 def test_cli_add_starter_prints_the_checked_sha256(starter_file: Path) -> None:
-    from app.models import starter_sha256
+    from app.models.registry import starter_sha256
 
     code, out, err = run_folio("models", "add-starter", str(starter_file))
     assert code == 0, err

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.errors import FolioError
-from app.templates import Template, TemplateStore
+from app.extraction.templates import Template, TemplateStore
 
 CUAD = [
     "Document Name", "Parties", "Agreement Date", "Effective Date", "Expiration Date", "Renewal Term",

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.citation_targets import (
+from app.citations.passages import Word, find_in_blocks, find_passage, find_terms, query_terms, words_from_pymupdf
+from app.citations.targets import (
     BAD_ANCHOR,
     ELSEWHERE,
     NOT_FOUND,
@@ -20,7 +21,6 @@ from app.citation_targets import (
     link_citations,
     targets,
 )
-from app.passages import Word, find_in_blocks, find_passage, find_terms, query_terms, words_from_pymupdf
 from tests.fixtures.pdfs import GOVERNING_LAW_PAGE, make_contract_pdf, make_text_pdf
 
 LAW_QUOTE = "governed by and construed in accordance with the laws of the State of Delaware"
@@ -71,7 +71,7 @@ def test_blocks_fallback_and_search_terms() -> None:
 
 def test_citation_states_and_links() -> None:
     answer = 'Delaware: "the laws of the State of Delaware" [p. 4]; fees [p. 2]; "made up" [p. 3]; [p. 9]; [t 00:01:05]'
-    from app.citations import DocumentIndex, check, find_citations
+    from app.citations.markers import DocumentIndex, check, find_citations
 
     pages = {2: "fees are due", 3: "confidential", 4: "governed by the laws of the State of Delaware"}
     index = DocumentIndex({}, 4, 120.0, lambda p: pages.get(p, ""))
@@ -91,7 +91,7 @@ def test_citation_states_and_links() -> None:
 
 
 def test_a_citation_is_verified_only_by_its_claims_verdict_and_marks_go_after_their_claims() -> None:
-    from app.grounding import Sources, ground_answer
+    from app.citations.grounding import Sources, ground_answer
 
     sources = Sources.from_pages(["Cover.", "The fee is 100 euros a month.", "Delaware law governs this agreement."])
     answer = (
@@ -113,7 +113,7 @@ def test_a_citation_is_verified_only_by_its_claims_verdict_and_marks_go_after_th
 
 
 def test_recent_documents_newest_first(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from app.recent import RecentDocuments
+    from app.store.recent import RecentDocuments
 
     a = ctx.library.add(make_contract_pdf(tmp_path / "a.pdf")).document
     b = ctx.library.add(make_text_pdf(tmp_path / "b.pdf", ["Another agreement about software licences."])).document
@@ -128,8 +128,8 @@ def test_recent_documents_newest_first(ctx, tmp_path: Path) -> None:  # type: ig
 
 
 def test_drop_last_exchange_removes_the_question_and_its_answers(ctx) -> None:  # type: ignore[no-untyped-def]
-    from app.conversations import Conversations
     from app.errors import NotFound
+    from app.store.conversations import Conversations
 
     conversations = Conversations(ctx.db)
     conv = conversations.create([], "t")
@@ -145,7 +145,7 @@ def test_drop_last_exchange_removes_the_question_and_its_answers(ctx) -> None:  
 
 
 def test_pages_come_from_the_original_until_it_moves(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from app.page_render import PageRenderer, locate_original
+    from app.processes.page_render import PageRenderer, locate_original
 
     pdf = make_contract_pdf(tmp_path / "c.pdf")
     doc = ctx.library.add(pdf).document
@@ -173,8 +173,8 @@ def test_pages_come_from_the_original_until_it_moves(ctx, tmp_path: Path) -> Non
 def test_drawing_child_gives_the_same_pixels_and_words_as_drawing_in_process(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     import pymupdf
 
-    from app.page_drawing import PdfPages
-    from app.page_render import PageRenderer
+    from app.processes.page_drawing import PdfPages
+    from app.processes.page_render import PageRenderer
     from tests.fixtures.media import make_scan, make_scanned_pdf, render_text_page
 
     pdf = make_scanned_pdf(tmp_path / "s.pdf", [make_scan(render_text_page(), degrees=1.0)], text_page="Plain text.")
@@ -203,8 +203,8 @@ def test_a_killed_drawing_child_is_replaced_and_a_crash_costs_one_page(ctx, tmp_
     import time
 
     from app.errors import USER_ERRORS
-    from app.page_drawing import PageDrawProcess
-    from app.page_render import PageRenderer
+    from app.processes.page_drawing import PageDrawProcess
+    from app.processes.page_render import PageRenderer
 
     pdf = make_contract_pdf(tmp_path / "c.pdf")
     doc = ctx.library.add(pdf).document
@@ -253,10 +253,10 @@ def test_a_killed_drawing_child_is_replaced_and_a_crash_costs_one_page(ctx, tmp_
 def test_a_quote_on_a_scanned_page_is_verified_and_marked_from_its_ocr_words(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A scan read by the default OCR: its words are searched (FTS5), a quote from it verified, and
     marked line by line on the page as on a text PDF."""
-    from app.chat import document_indexes
-    from app.citations import check, find_citations
-    from app.page_render import PageRenderer
-    from app.search import Search
+    from app.citations.grounding import document_indexes
+    from app.citations.markers import check, find_citations
+    from app.processes.page_render import PageRenderer
+    from app.store.search import Search
     from tests.fixtures.media import make_scan, make_scanned_pdf, render_text_page
 
     pdf = make_scanned_pdf(tmp_path / "scan.pdf", [make_scan(render_text_page(), degrees=2)])

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from app.x11_libraries import PACKAGES, check_xcb, missing_line, xcb_would_be_used
+from app.cli.x11_libraries import PACKAGES, check_xcb, missing_line, xcb_would_be_used
 from tests.conftest import REPO, run_folio
 from tests.fixtures.qt_plugin import ABSENT, GONE, plugin_without_a_library, pyside_qt_dir
 

@@ -1,0 +1,1 @@
+"""Filling a table from documents: templates, requests and their JSON schema, grounded cells, reviews."""

@@ -1,0 +1,227 @@
+"""What one extraction request says: the chat's own system + document turn, then one short user turn.
+
+The user turn names the field(s), what counts, and where a word search (SQLite FTS5 over the stored
+segments, BM25) found passages that may hold each one ("likely on [p. 3], [p. 9]"): a pointer into
+the whole document, never a cut of it. It then asks for the evidence before the answer
+(app.extraction.schema). Because every request starts with exactly the chat's prefix, the engine's
+state cache serves all of a document's fields (and its chat) from one reading: a field costs only
+its own few dozen tokens.
+
+When a document does not fit the model's context, Folio does not cut it silently: it reads the pages
+the word search ranks highest for the template's fields, in document order, says so in the prompt
+(the document's title carries the page list) and flags every cell of that document.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from app.context import AppContext
+from app.extraction.schema import ANSWER, CLAUSE, EVIDENCE, NOT_STATED, PAGE, PRESENT
+from app.extraction.templates import TemplateField
+from app.store.search import Passage, Search
+from assets import read_text
+from inference.chat_format import Message
+from inference.prompt import PromptDocument, build_messages
+from ingest.document import Anchor
+
+HINT_PAGES = 3  # pages named per field: enough to point, few enough not to steer
+CANDIDATES = 3  # passages a yes/no clause may be picked from
+# Bumped whenever the request's shape changes in a way the prompt files do not show (schema, hint
+# rules): a run is keyed on the design, so cells asked one way never mix with cells asked another.
+DESIGN_VERSION = 3
+
+_STOP = frozenset(
+    """a about after all also an and any are as at be before being between both but by can contract could does
+    during e each eg either etc for from has have how if in into is it its may must no not of on or other
+    party partys party's same such than that the their them then there these they this those to under until
+    upon what when whether which who will with within without would usually written top name names own often
+    some one make long much take use ends stated kind given""".split()  # noqa: SIM905 (a word list)
+)
+_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'-]+")
+_PLACEHOLDER_RE = re.compile(r"\{(key|name|description|hints|candidates)\}")
+
+
+@dataclass(frozen=True)
+class PageChoice:
+    """The pages of a document that are read when it does not fit whole (None: all of it)."""
+
+    pages: tuple[int, ...] | None = None
+    page_count: int = 0
+
+    @property
+    def partial(self) -> bool:
+        return self.pages is not None
+
+    def note(self) -> str:
+        if self.pages is None:
+            return ""
+        return (
+            f"only {len(self.pages)} of {self.page_count} pages ({_ranges(self.pages)}), chosen by word search "
+            "for the template's fields; the whole document does not fit the model's context"
+        )
+
+
+def _ranges(pages: Sequence[int]) -> str:
+    out: list[str] = []
+    start = prev = pages[0]
+    for p in [*pages[1:], None]:
+        if p is not None and p == prev + 1:
+            prev = p
+            continue
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+        if p is not None:
+            start = prev = p
+    return ", ".join(out)
+
+
+def search_words(field: TemplateField) -> list[str]:
+    """The words a passage holding the field is likely to use: the template's search words for it,
+    else the content words of its name and description."""
+    words = _WORD_RE.findall(field.search or f"{field.name} {field.description}")
+    return list(dict.fromkeys(w.lower().strip("'-") for w in words if w.lower() not in _STOP and len(w) > 2))
+
+
+def hint_pages(ctx: AppContext, document_id: int, field: TemplateField, limit: int = HINT_PAGES) -> list[int]:
+    """Pages of the document where FTS5 finds the field's words, best first."""
+    return Search(ctx.db).document_pages(document_id, search_words(field), limit=limit)
+
+
+def _markers(ctx: AppContext, document_id: int, pages: Sequence[int]) -> str:
+    labels = {number: label for label, number in ctx.library.page_labels(document_id).items()}
+    return ", ".join(Anchor(page=p, label=labels.get(p)).marker() for p in pages)
+
+
+@dataclass(frozen=True)
+class FieldAsk:
+    """How one field is asked of one document: its field, where the word search points, and for a
+    yes/no clause the passages offered to choose from (none: the model looks for one itself)."""
+
+    field: TemplateField
+    hint: str = ""
+    candidates: tuple[Passage, ...] = ()
+
+    @property
+    def choosing(self) -> bool:
+        return self.field.yes_no and bool(self.candidates)
+
+
+def ask_field(
+    ctx: AppContext, document_id: int, field: TemplateField, choice: PageChoice | None = None, *, hints: bool = True
+) -> FieldAsk:
+    """A short answer gets the pages where its words are; a yes/no clause gets the passages that use
+    them, to pick from. Either way the model reads the whole document, and a search that finds
+    nothing is said as such: a hint, never a verdict."""
+    words = search_words(field) if hints else []
+    if not words:
+        return FieldAsk(field)
+    search = Search(ctx.db)
+    keep = choice.pages if choice is not None and choice.pages is not None else None
+    if field.yes_no:
+        found = search.document_passages(document_id, words, limit=CANDIDATES * 4)
+        candidates = tuple(p for p in found if keep is None or p.page in keep)[:CANDIDATES]
+        if candidates:
+            return FieldAsk(field, candidates=candidates)
+    else:
+        found_pages = search.document_pages(document_id, words, limit=HINT_PAGES * 4)
+        pages = [p for p in found_pages if keep is None or p in keep][:HINT_PAGES]
+        if pages:
+            return FieldAsk(field, f"A word search found likely passages on {_markers(ctx, document_id, pages)}.")
+    return FieldAsk(field, f"A word search for words such a passage uses ({', '.join(words[:6])}) found none.")
+
+
+def _candidate_lines(ask: FieldAsk) -> str:
+    return "\n".join(
+        f'({n}) {Anchor(page=p.page, label=p.label).marker()} "{p.text}"' for n, p in enumerate(ask.candidates, 1)
+    )
+
+
+def field_block(ask: FieldAsk) -> str:
+    """One field's question: what counts, where a word search points (or what it offers), and what to
+    write in which order."""
+    f = ask.field
+    values = {
+        "key": f.key,
+        "name": f.name,
+        "description": f.description or "-",
+        "hints": ask.hint,
+        "candidates": _candidate_lines(ask),
+    }
+    name = "extract_choice.md" if ask.choosing else "extract_clause.md" if f.yes_no else "extract_field.md"
+    # One pass, so a field's own text (a user template's) is never read as a placeholder.
+    text = _PLACEHOLDER_RE.sub(lambda m: values.get(m.group(1), m.group(0)), read_text("prompts", name).strip())
+    return "\n".join(line for line in text.splitlines() if line.strip())
+
+
+def user_turn(blocks: list[str]) -> str:
+    """The request's question: the fields' blocks inside the reply instructions."""
+    return read_text("prompts", "extract.md").strip().replace("{fields}", "\n\n".join(blocks))
+
+
+def extraction_messages(
+    documents: list[PromptDocument], asks: list[FieldAsk], choice: PageChoice | None = None
+) -> list[Message]:
+    """The chat messages for one request: the very system + document turn a chat would start with
+    (or, for a document that does not fit, its chosen pages, labelled), then the fields' question.
+    `documents` are read with `pages_of(choice)`."""
+    user = user_turn([field_block(a) for a in asks])
+    if choice is not None and choice.partial:
+        documents = [_labelled(d, choice) for d in documents]
+    return build_messages(read_text("prompts", "answer.md"), documents, [], user)
+
+
+def pages_of(document_id: int, choice: PageChoice | None) -> dict[int, Collection[int]] | None:
+    """The pages of the document to read for this choice (None: all of them)."""
+    return {document_id: choice.pages} if choice is not None and choice.pages is not None else None
+
+
+def _labelled(document: PromptDocument, choice: PageChoice) -> PromptDocument:
+    return dataclasses.replace(document, title=f"{document.title} ({choice.note()})")
+
+
+def choose_pages(ctx: AppContext, document_id: int, fields: Sequence[TemplateField], budget_tokens: int) -> PageChoice:
+    """Pages to read when the whole document does not fit: each field's best FTS5 pages in turn
+    (the first page always, where names and dates stand), until the estimated budget is used."""
+    doc = ctx.library.get(document_id)
+    texts: dict[int, int] = {}
+    for seg in ctx.library.segments(document_id):
+        if seg.page is not None:
+            texts[seg.page] = texts.get(seg.page, 0) + len(seg.text) + 1
+    chars = sum(texts.values()) or 1
+    per_char = max(doc.token_estimate, 1) / chars
+    ranked = [hint_pages(ctx, document_id, f, limit=12) for f in fields]
+    chosen: list[int] = []
+    used = 0.0
+
+    def take(page: int) -> bool:
+        nonlocal used
+        cost = texts.get(page, 0) * per_char + 8  # the page marker and line breaks
+        if page in chosen or page not in texts or used + cost > budget_tokens:
+            return False
+        chosen.append(page)
+        used += cost
+        return True
+
+    if texts:
+        take(min(texts))
+    depth = 0
+    while any(depth < len(r) for r in ranked):
+        for pages in ranked:
+            if depth < len(pages):
+                take(pages[depth])
+        depth += 1
+    return PageChoice(tuple(sorted(chosen)), doc.page_count)
+
+
+def design_key() -> str:
+    """What a run's cells were asked with: the prompt texts and the design version, hashed."""
+    digest = hashlib.sha256(f"design {DESIGN_VERSION}\n".encode())
+    for name in ("answer.md", "extract.md", "extract_field.md", "extract_clause.md", "extract_choice.md"):
+        digest.update(read_text("prompts", name).encode("utf-8"))
+    for key in (EVIDENCE, CLAUSE, PAGE, ANSWER, PRESENT, NOT_STATED):
+        digest.update(key.encode())
+    return f"v{DESIGN_VERSION}-{digest.hexdigest()[:16]}"

@@ -1,0 +1,606 @@
+"""Run an extraction template over documents: evidence-first answers, grounded cells, stored as they come.
+
+Each request is the chat prompt with the same system + document prefix (so the engine's state
+cache serves chat and extraction alike) and a short user turn for one field, or a group of fields of
+one kind (app.extraction.prompt). The answer is constrained by a JSON schema that asks for the
+evidence before the value (app.extraction.schema); each cell is grounded on the document
+(app.extraction.cells). Cells are committed per request, so an interrupted run resumes where it
+stopped: fields already stored are never asked again. A run is keyed on the template's content, the
+model's sha256 and the request design (app.extraction.prompt.design_key): cells asked with another
+prompt never mix into it; such a change starts a new run and the old one stays readable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.clock import now_iso
+from app.context import AppContext
+from app.engine.session import Prepared, Progress, Session, progress_of, prompt_documents
+from app.errors import Cancelled, FolioError, NotFound
+from app.extraction.cells import (
+    BAD_OUTPUT,
+    CUT_OFF,
+    PARTIAL_DOCUMENT,
+    Cell,
+    cell_from_answer,
+    failed_cell,
+)
+from app.extraction.prompt import (
+    FieldAsk,
+    PageChoice,
+    ask_field,
+    choose_pages,
+    design_key,
+    extraction_messages,
+    pages_of,
+)
+from app.extraction.review import Review, load_reviews
+from app.extraction.schema import group_schema, max_output_bytes, schema_errors
+from app.extraction.templates import TEXT, Template, TemplateField, TemplateStore
+from app.models.registry import ModelRecord
+from app.store.audit import audited_settings
+from app.store.db import insert_row
+from app.store.search import Passage
+from inference.chat_format import template_for
+from inference.engine_api import Sampling
+from inference.events import Finished, GenerationStats, TokenText
+from inference.prompt import RenderedPrompt, render_prompt
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    id: int
+    template: Template
+    template_sha256: str
+    model: str
+    model_sha256: str
+    settings: dict[str, Any]
+    status: str
+    created_at: str
+    updated_at: str
+    design: str = ""  # how the cells were asked (app.extraction.prompt.design_key)
+
+
+@dataclass(frozen=True)
+class TableDocument:
+    id: int
+    title: str
+    sha256: str
+    source_path: str
+
+
+@dataclass(frozen=True)
+class ExtractionTable:
+    """Documents x fields, with every cell's evidence: what the window shows and exports write."""
+
+    run: RunInfo
+    documents: list[TableDocument]
+    cells: dict[tuple[int, str], Cell] = field(default_factory=dict)
+    reviews: dict[tuple[int, str], Review] = field(default_factory=dict)  # the decision in force per cell
+
+    @property
+    def fields(self) -> tuple[TemplateField, ...]:
+        return self.run.template.fields
+
+    def cell(self, document_id: int, field_key: str) -> Cell | None:
+        return self.cells.get((document_id, field_key))
+
+    def review(self, document_id: int, field_key: str) -> Review | None:
+        return self.reviews.get((document_id, field_key))
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a table cell opens: the document, the page or time, and the passage to highlight."""
+
+    document_id: int
+    title: str
+    page: int | None
+    label: str | None
+    t_seconds: float | None
+    quote: str  # what to mark on the page: the model's quote when it is there, else the supporting words
+    verified: bool  # the passage to mark was found in the document
+    bbox: tuple[float, float, float, float] | None  # the text block holding the quote, when known
+    verdict: str = ""
+
+
+# -- events --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunStarted:
+    run_id: int
+    template_name: str
+    documents: int
+    cells_total: int
+    cells_done: int  # already stored (a resumed run)
+    model_label: str
+    demo_model: bool
+
+
+@dataclass(frozen=True)
+class DocumentStarted:
+    document_id: int
+    title: str
+    position: int  # 1-based among this call's documents
+    count: int
+    pending_fields: int
+
+
+@dataclass(frozen=True)
+class CellsStored:
+    cells: list[Cell]
+    cells_done: int
+    cells_total: int
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    run_id: int
+    status: str  # complete | cancelled
+    cells_done: int
+    cells_total: int
+
+
+ExtractionEvent = RunStarted | DocumentStarted | CellsStored | RunFinished | Progress
+ExtractionSink = Callable[[ExtractionEvent], None]
+
+
+@dataclass(frozen=True)
+class ModelId:
+    """Who answers: a local model (by its sha256) or a model server (by its name, weights unknown)."""
+
+    label: str
+    key: str  # what a run is keyed on: the local model's sha256, or 'server:<label>'
+    sha256: str | None
+    demo: bool
+    record: ModelRecord | None
+
+
+def _row_to_cell(row: dict[str, Any], yes_no: bool) -> Cell:
+    return Cell(
+        document_id=row["document_id"],
+        field_key=row["field_key"],
+        found=bool(row["found"]),
+        value=row["value"],
+        quote=row["quote"],
+        cited=row["cited"],
+        page=row["page"],
+        label=row["label"],
+        t_seconds=row["t_seconds"],
+        quote_status=row["quote_status"],
+        quote_score=row["quote_score"],
+        flags=tuple(json.loads(row["flags"])),
+        verdict=row["verdict"],
+        passage=row["passage"],
+        yes_no=yes_no,
+    )
+
+
+def load_run_info(ctx: AppContext, run_id: int) -> RunInfo:
+    rows = list(ctx.db.table("extraction_runs").rows_where("id = ?", [run_id]))
+    if not rows:
+        raise NotFound(f"no extraction run with id {run_id}")
+    r = rows[0]
+    template = Template.from_dict(json.loads(r["template_json"]), source=f"run {run_id}")
+    return RunInfo(
+        id=r["id"],
+        template=template,
+        template_sha256=r["template_sha256"],
+        model=r["model"],
+        model_sha256=r["model_sha256"],
+        settings=json.loads(r["settings"]),
+        status=r["status"],
+        created_at=r["created_at"],
+        updated_at=r["updated_at"],
+        design=r["design"],
+    )
+
+
+def load_run_documents(ctx: AppContext, run_id: int) -> list[int]:
+    rows = ctx.db.execute(
+        "SELECT document_id FROM extraction_run_documents WHERE run_id = ? ORDER BY position", [run_id]
+    ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def load_table(ctx: AppContext, run_id: int, document_ids: list[int] | None = None) -> ExtractionTable:
+    info = load_run_info(ctx, run_id)
+    ids = document_ids if document_ids is not None else load_run_documents(ctx, run_id)
+    docs = []
+    for doc_id in ids:
+        d = ctx.library.get(doc_id)
+        docs.append(TableDocument(d.id, d.title, d.sha256, d.source_path))
+    cells: dict[tuple[int, str], Cell] = {}
+    wanted = set(ids)
+    yes_no = {f.key: f.yes_no for f in info.template.fields}
+    for row in ctx.db.table("extraction_cells").rows_where("run_id = ?", [run_id]):
+        if row["document_id"] in wanted:
+            cell = _row_to_cell(row, yes_no.get(row["field_key"], False))
+            cells[(cell.document_id, cell.field_key)] = cell
+    reviews = {k: v for k, v in load_reviews(ctx, run_id).items() if k[0] in wanted}
+    return ExtractionTable(info, docs, cells, reviews)
+
+
+class ExtractionService:
+    """Runs one extraction at a time on the engine it is given (shared with chat in the window)."""
+
+    def __init__(self, ctx: AppContext, session: Session | None = None, *, hints: bool = True) -> None:
+        self.ctx = ctx
+        self.session = session or Session.for_context(ctx)  # its engine starts on the first request
+        self.hints = hints  # name the pages a word search finds for each field (off only to measure it)
+        self.design = design_key() + ("" if hints else "-nohints")
+        # The engine's own cancel flag is reset by each generation: a Cancel pressed between two
+        # fields would be lost, so the run keeps its own.
+        self._stop = threading.Event()
+        self.templates = TemplateStore.for_config(ctx.paths.config_dir)
+
+    def cancel(self) -> None:
+        self._stop.set()
+        self.session.cancel()
+
+    def close(self) -> None:
+        self.session.close()
+
+    # -- runs ------------------------------------------------------------------------------------
+    def start_run(self, template: Template, document_ids: list[int], *, resume: bool = True) -> int:
+        """The run to fill for these documents: the latest run of the same template (same fields and
+        wording) with the same model when resuming, else a new one. Documents are added to it."""
+        if not document_ids:
+            raise FolioError("no document selected")
+        for doc_id in document_ids:
+            self.ctx.library.get(doc_id)
+        model = self.model_id()
+        run_id: int | None = None
+        if resume:
+            row = self.ctx.db.execute(
+                "SELECT id FROM extraction_runs WHERE template_sha256 = ? AND model_sha256 = ? AND design = ? "
+                "ORDER BY id DESC LIMIT 1",
+                [template.sha256, model.key, self.design],
+            ).fetchone()
+            run_id = int(row[0]) if row else None
+        now = now_iso()
+        with self.ctx.db.atomic():
+            if run_id is None:
+                run_id = insert_row(
+                    self.ctx.db,
+                    "extraction_runs",
+                    {
+                        "template_key": template.key,
+                        "template_name": template.name,
+                        "template_version": template.version,
+                        "template_sha256": template.sha256,
+                        "template_json": template.to_json(),
+                        "model": model.label,
+                        "model_sha256": model.key,
+                        "settings": json.dumps(dataclasses.asdict(self.ctx.settings.extraction)),
+                        "design": self.design,
+                        "status": "running",
+                        "created_at": now,
+                        "updated_at": now,
+                    },
+                )
+            start = self.ctx.db.execute(
+                "SELECT coalesce(max(position), 0) FROM extraction_run_documents WHERE run_id = ?", [run_id]
+            ).fetchone()[0]
+            for offset, doc_id in enumerate(dict.fromkeys(document_ids), start=1):
+                self.ctx.db.execute(
+                    "INSERT OR IGNORE INTO extraction_run_documents(run_id, document_id, position) VALUES (?, ?, ?)",
+                    [run_id, doc_id, start + offset],
+                )
+        return run_id
+
+    def run_info(self, run_id: int) -> RunInfo:
+        return load_run_info(self.ctx, run_id)
+
+    def runs(self) -> list[RunInfo]:
+        ids = [r[0] for r in self.ctx.db.execute("SELECT id FROM extraction_runs ORDER BY id DESC")]
+        return [self.run_info(i) for i in ids]
+
+    def run_documents(self, run_id: int) -> list[int]:
+        return load_run_documents(self.ctx, run_id)
+
+    def stored_keys(self, run_id: int, document_id: int) -> set[str]:
+        rows = self.ctx.db.execute(
+            "SELECT field_key FROM extraction_cells WHERE run_id = ? AND document_id = ?", [run_id, document_id]
+        ).fetchall()
+        return {r[0] for r in rows}
+
+    def run(
+        self, run_id: int, document_ids: list[int] | None = None, on_event: ExtractionSink | None = None
+    ) -> RunFinished:
+        """Fill every missing cell of the run for these documents (default: all of the run's)."""
+        self._stop.clear()
+        emit = on_event or (lambda _e: None)
+        info = self.run_info(run_id)
+        docs = document_ids if document_ids is not None else self.run_documents(run_id)
+        in_run = set(self.run_documents(run_id))
+        missing = [d for d in docs if d not in in_run]
+        if missing:
+            raise FolioError(f"document {missing[0]} is not part of extraction run {run_id}")
+        model = self.model_id()
+        if model.key != info.model_sha256:
+            raise FolioError(f"run {run_id} was made with {info.model}; switch back to that model or start a new run")
+        total = len(docs) * len(info.template.fields)
+        done = self._done(info, docs)
+        emit(RunStarted(run_id, info.template.name, len(docs), total, done, model.label, model.demo))
+        self._set_status(run_id, "running")
+        try:
+            for position, doc_id in enumerate(docs, start=1):
+                done = self._run_document(info, model, doc_id, position, len(docs), done, total, emit)
+        except Cancelled:
+            self._set_status(run_id, "cancelled")
+            finished = RunFinished(run_id, "cancelled", self._done(info, docs), total)
+            emit(finished)
+            return finished
+        except BaseException:
+            self._set_status(run_id, "incomplete")
+            raise
+        complete = all(not self._pending(info, d) for d in self.run_documents(run_id))
+        self._set_status(run_id, "complete" if complete else "incomplete")
+        finished = RunFinished(run_id, "complete", self._done(info, docs), total)
+        emit(finished)
+        return finished
+
+    def _done(self, info: RunInfo, docs: list[int]) -> int:
+        keys = {f.key for f in info.template.fields}
+        return sum(len(self.stored_keys(info.id, d) & keys) for d in docs)
+
+    def _pending(self, info: RunInfo, document_id: int) -> list[TemplateField]:
+        stored = self.stored_keys(info.id, document_id)
+        return [f for f in info.template.fields if f.key not in stored]
+
+    def _set_status(self, run_id: int, status: str) -> None:
+        with self.ctx.db.atomic():
+            self.ctx.db.table("extraction_runs").update(run_id, {"status": status, "updated_at": now_iso()})
+
+    def _run_document(
+        self,
+        info: RunInfo,
+        model: ModelId,
+        doc_id: int,
+        position: int,
+        count: int,
+        done: int,
+        total: int,
+        emit: ExtractionSink,
+    ) -> int:
+        pending = self._pending(info, doc_id)
+        doc = self.ctx.library.get(doc_id)
+        emit(DocumentStarted(doc_id, doc.title, position, count, len(pending)))
+        if not pending:
+            return done
+        choice = self._page_choice(model, doc_id, info.template.fields)
+        details: dict[str, Any] = {
+            "run_id": info.id,
+            "template": info.template.key,
+            "template_version": info.template.version,
+            "template_sha256": info.template_sha256,
+            "design": info.design,
+            "fields": [f.key for f in pending],
+            "model": model.label,
+        }
+        if choice.pages is not None:
+            details["pages_read"] = list(choice.pages)
+        self.ctx.audit.record(
+            "extraction",
+            documents=[doc.sha256],
+            model_sha256=model.sha256,
+            settings=audited_settings(self.ctx.settings),
+            details=details,
+        )
+        settings = self.ctx.settings.extraction
+        sources = self.session.sources(self.ctx, [doc])  # read into passages once, shared with the chat
+        extra = (PARTIAL_DOCUMENT,) if choice.partial else ()
+        if choice.partial:
+            emit(Progress(f"{doc.title}: {choice.note()}"))
+        for fields in _groups(pending, max(1, settings.fields_per_request)):
+            if self._stop.is_set():
+                raise Cancelled()
+            asks = [ask_field(self.ctx, doc_id, f, choice, hints=self.hints) for f in fields]
+            raw, stats, flags = self._ask(model, doc_id, asks, choice, emit)
+            cells = [
+                failed_cell(doc_id, a.field, (*flags, *extra))
+                if flags
+                else cell_from_answer(doc_id, a, raw[a.field.key], sources, extra, settings.quote_threshold)
+                for a in asks
+            ]
+            self._store(info.id, cells, raw, stats)
+            done += len(cells)
+            emit(CellsStored(cells, done, total))
+        with self.ctx.db.atomic():
+            self.ctx.db.execute(
+                "UPDATE extraction_run_documents SET status = 'done' WHERE run_id = ? AND document_id = ?",
+                [info.id, doc_id],
+            )
+        return done
+
+    def model_id(self) -> ModelId:
+        served = self.session.served_label()
+        if served is not None:  # reach the server (and learn its model) before storing anything
+            return ModelId(served, f"server:{served}", None, False, None)
+        record = self.ctx.models.active(self.ctx.settings)
+        return ModelId(record.label, record.sha256, record.sha256, record.is_starter, record)
+
+    def _page_choice(self, model: ModelId, doc_id: int, fields: tuple[TemplateField, ...]) -> PageChoice:
+        """All of the document when it fits the model's context; else the pages a word search ranks
+        highest for the template's fields, as many as fit (never a silent cut: the cells say so)."""
+        record = model.record
+        if record is None:  # a model server: its context is its own business, and its errors say so
+            return PageChoice()
+        settings = self.ctx.settings
+        ceiling = self.session.facts(record).context_length or 0
+        if settings.context_cap:
+            ceiling = min(ceiling, settings.context_cap) if ceiling else settings.context_cap
+        # The largest request a field can make: its question with three offered passages, and the
+        # longest answer a short-answer field may write.
+        widest = [FieldAsk(max(fields, key=lambda f: len(f.description)), "", _LONGEST_OFFER)]
+        reserve = self._answer_tokens([FieldAsk(dataclasses.replace(widest[0].field, kind=TEXT))])
+        reserve *= max(1, settings.extraction.fields_per_request)
+        whole = self.session.count_tokens(record, self._render(record, doc_id, widest, None))
+        if not ceiling or whole.total + reserve <= ceiling:
+            return PageChoice()
+        bare = self.session.count_tokens(record, self._render(record, doc_id, widest, PageChoice((), 0)))
+        budget = ceiling - reserve - bare.total
+        for _attempt in range(6):
+            choice = choose_pages(self.ctx, doc_id, fields, budget)
+            count = self.session.count_tokens(record, self._render(record, doc_id, widest, choice))
+            if count.total + reserve <= ceiling:
+                return choice
+            budget -= count.total + reserve - ceiling + 256  # the estimate was short: aim lower
+        raise FolioError(f"{self.ctx.library.get(doc_id).title}: no pages of it fit the model's context")
+
+    def _schema(self, asks: list[FieldAsk]) -> dict[str, Any]:
+        settings = self.ctx.settings.extraction
+        specs = [(a.field.key, a.field.yes_no, len(a.candidates) if a.choosing else 0) for a in asks]
+        return group_schema(specs, settings.value_chars, settings.quote_chars)
+
+    def _answer_tokens(self, asks: list[FieldAsk]) -> int:
+        return max_output_bytes(self._schema(asks)) + 2
+
+    def _render(
+        self, record: ModelRecord, doc_id: int, asks: list[FieldAsk], choice: PageChoice | None
+    ) -> RenderedPrompt:
+        """The local model's prompt for these fields (to measure it before anything is asked)."""
+        template = template_for(record.architecture, record.facts.chat_template)
+        documents = prompt_documents(
+            self.ctx, [doc_id], images=record.mmproj_path is not None, pages=pages_of(doc_id, choice)
+        )
+        return render_prompt(template, extraction_messages(documents, asks, choice), enable_thinking=False)
+
+    def _prepare(self, doc_id: int, asks: list[FieldAsk], choice: PageChoice, max_tokens: int) -> Prepared:
+        # Chat's own prefix, planner and loaded context, so switching between chat and extraction never reloads.
+        return self.session.prepare(
+            self.ctx,
+            [doc_id],
+            lambda documents: extraction_messages(documents, asks, choice),
+            think=False,
+            answer_tokens=max_tokens,
+            pages=pages_of(doc_id, choice),
+        )
+
+    def _ask(
+        self, model: ModelId, doc_id: int, asks: list[FieldAsk], choice: PageChoice, emit: ExtractionSink
+    ) -> tuple[dict[str, Any], GenerationStats, tuple[str, ...]]:
+        schema = self._schema(asks)
+        # Greedy and without a presence penalty: JSON repeats its punctuation by design.
+        sampling = Sampling(
+            temperature=0.0,
+            top_p=1.0,
+            top_k=1,
+            min_p=0.0,
+            presence_penalty=0.0,
+            max_tokens=max_output_bytes(schema) + 2,
+        )
+        prepared = self._prepare(doc_id, asks, choice, sampling.max_tokens)
+        request = prepared.request(sampling=sampling, json_schema=json.dumps(schema))
+        pieces: list[str] = []
+        stats: GenerationStats | None = None
+        for event in self.session.generate(prepared.config, request):
+            if isinstance(event, TokenText):
+                pieces.append(event.text)
+            elif isinstance(event, Finished):
+                stats = event.stats
+            else:
+                progress = progress_of(event, model.label)
+                if progress is not None:
+                    emit(progress)
+        assert stats is not None
+        if stats.stop_reason == "cancelled":
+            raise Cancelled()
+        text = "".join(pieces)
+        if stats.stop_reason == "length":
+            return {}, stats, (CUT_OFF,)
+        try:
+            raw = json.loads(text, strict=False)  # the grammar allows raw control characters in strings
+        except json.JSONDecodeError:
+            return {}, stats, (BAD_OUTPUT,)
+        if schema_errors(schema, raw):
+            return {}, stats, (BAD_OUTPUT,)
+        return raw, stats, ()
+
+    def _store(self, run_id: int, cells: list[Cell], raw: dict[str, Any], stats: GenerationStats) -> None:
+        now = now_iso()
+        share = len(cells)
+        with self.ctx.db.atomic():
+            for cell in cells:
+                self.ctx.db.table("extraction_cells").insert(
+                    {
+                        "run_id": run_id,
+                        "document_id": cell.document_id,
+                        "field_key": cell.field_key,
+                        "found": int(cell.found),
+                        "value": cell.value,
+                        "quote": cell.quote,
+                        "cited": cell.cited,
+                        "page": cell.page,
+                        "label": cell.label,
+                        "t_seconds": cell.t_seconds,
+                        "quote_status": cell.quote_status,
+                        "quote_score": cell.quote_score,
+                        "flags": json.dumps(list(cell.flags)),
+                        "verdict": cell.verdict,
+                        "passage": cell.passage,
+                        "raw": json.dumps(raw.get(cell.field_key), ensure_ascii=False),
+                        # One request answers the whole group; its cost is shared out over the cells.
+                        "prompt_tokens": stats.prompt_tokens,
+                        "cached_tokens": stats.cached_tokens,
+                        "completion_tokens": stats.completion_tokens // share,
+                        "prefill_ms": round(stats.prefill_ms / share, 1),
+                        "generate_ms": round(stats.generate_ms / share, 1),
+                        "created_at": now,
+                    }
+                )
+            self.ctx.db.execute("UPDATE extraction_runs SET updated_at = ? WHERE id = ?", [now, run_id])
+
+    # -- reading back ----------------------------------------------------------------------------
+    def table(self, run_id: int, document_ids: list[int] | None = None) -> ExtractionTable:
+        return load_table(self.ctx, run_id, document_ids)
+
+
+def load_evidence(ctx: AppContext, run_id: int, document_id: int, field_key: str) -> Evidence:
+    row = list(
+        ctx.db.table("extraction_cells").rows_where(
+            "run_id = ? AND document_id = ? AND field_key = ?", [run_id, document_id, field_key]
+        )
+    )
+    if not row:
+        raise NotFound(f"run {run_id} has no value for {field_key!r} in document {document_id}")
+    info = load_run_info(ctx, run_id)
+    yes_no = any(f.yes_no for f in info.template.fields if f.key == field_key)
+    cell = _row_to_cell(row[0], yes_no)
+    # What to mark: the model's own words when they are on the page, else the words that support the cell.
+    mark = cell.quote if cell.verified else cell.passage
+    bbox = None
+    if mark and cell.page is not None:
+        from app.citations.quotes import quote_in
+
+        opening = mark[:80]
+        for seg in ctx.library.segments(document_id):
+            if seg.page == cell.page and seg.bbox and quote_in(opening, seg.text):
+                bbox = seg.bbox
+                break
+    title = ctx.library.get(document_id).title
+    return Evidence(
+        document_id, title, cell.page, cell.label, cell.t_seconds, mark or cell.quote, bool(mark), bbox, cell.verdict
+    )
+
+
+# Three offered passages of the longest kind the search returns: what a yes/no question may add.
+_LONGEST_OFFER = tuple(Passage(1, None, "word " * 64) for _ in range(3))
+
+
+def _groups(fields: list[TemplateField], size: int) -> Iterator[list[TemplateField]]:
+    """Consecutive fields of one kind, at most `size` per request (each kind has its own question)."""
+    group: list[TemplateField] = []
+    for f in fields:
+        if group and (len(group) >= size or group[-1].yes_no != f.yes_no):
+            yield group
+            group = []
+        group.append(f)
+    if group:
+        yield group

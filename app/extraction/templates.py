@@ -1,0 +1,266 @@
+"""Extraction templates: named lists of fields to pull out of every document.
+
+Built-in templates ship as JSON in assets/templates/ and are read-only. User templates are JSON
+files of the same format in the config folder (templates/), created and edited from the window
+or imported with `folio templates import`. A field keeps its key when renamed, so results stay
+aligned across versions; every saved change bumps the version, and each run keeps a snapshot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from app.errors import FolioError, NotFound
+from assets import asset_path
+from common.files import atomic_write_text, private_dir
+
+FORMAT = 1
+MAX_FIELDS = 200
+MAX_NAME = 80
+MAX_DESCRIPTION = 400
+# What a field asks for: a short answer ("Governing Law": "Texas"), or whether a kind of clause is
+# there at all, the way CUAD's experts label most of its categories ("Audit Rights": yes/no, with
+# the clause quoted when it is there).
+TEXT = "text"
+YES_NO = "yes_no"
+KINDS = (TEXT, YES_NO)
+_KEY_RE = re.compile(r"^[a-z0-9][a-z0-9_]{0,62}$")
+
+
+def slug(name: str) -> str:
+    """A stable key from a display name: 'Rofr/Rofo/Rofn' -> 'rofr_rofo_rofn'."""
+    key = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")[:63]
+    return key or "field"
+
+
+@dataclass(frozen=True)
+class TemplateField:
+    key: str
+    name: str
+    description: str = ""
+    kind: str = TEXT
+    search: str = ""  # words a passage holding this field uses, for the word search that points to pages
+
+    @property
+    def yes_no(self) -> bool:
+        return self.kind == YES_NO
+
+
+@dataclass(frozen=True)
+class Template:
+    key: str
+    name: str
+    version: int
+    fields: tuple[TemplateField, ...]
+    description: str = ""
+    builtin: bool = False
+
+    # -- (de)serialization ----------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "key": self.key,
+            "name": self.name,
+            "version": self.version,
+            "description": self.description,
+            "fields": [
+                {"key": f.key, "name": f.name, "description": f.description, "kind": f.kind, "search": f.search}
+                for f in self.fields
+            ],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_dict(cls, raw: Any, *, builtin: bool = False, source: str = "template") -> Template:
+        if not isinstance(raw, dict):
+            raise FolioError(f"{source}: a template must be a JSON object")
+        if raw.get("format", FORMAT) != FORMAT:
+            raise FolioError(f"{source}: template format {raw.get('format')!r} is not supported by this Folio")
+        fields_raw = raw.get("fields")
+        if not isinstance(fields_raw, list):
+            raise FolioError(f"{source}: 'fields' must be a list")
+        fields: list[TemplateField] = []
+        for item in fields_raw:
+            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+                raise FolioError(f"{source}: every field needs a 'name'")
+            name = item["name"]
+            key = item.get("key") or slug(name)
+            description = item.get("description", "")
+            kind = item.get("kind", TEXT)
+            search = item.get("search", "")
+            if not all(isinstance(v, str) for v in (key, description, search)):
+                raise FolioError(f"{source}: field keys, descriptions and search words must be text")
+            if kind not in KINDS:
+                raise FolioError(f"{source}: the kind of {name!r} must be one of {', '.join(KINDS)}")
+            fields.append(TemplateField(key, name, description, kind, search))
+        version = raw.get("version", 1)
+        name = raw.get("name") or raw.get("key")
+        key = raw.get("key") or (slug(name) if isinstance(name, str) else "")
+        if not isinstance(version, int) or isinstance(version, bool) or not isinstance(name, str):
+            raise FolioError(f"{source}: 'version' must be a whole number and 'name' text")
+        template = cls(
+            key=key,
+            name=name,
+            version=version,
+            fields=tuple(fields),
+            description=str(raw.get("description", "")),
+            builtin=builtin,
+        )
+        template.validate(source)
+        return template
+
+    @property
+    def sha256(self) -> str:
+        """Identifies exactly what was asked: same hash, same fields and wording."""
+        content = {k: v for k, v in self.to_dict().items() if k not in ("version",)}
+        return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+    def validate(self, source: str = "template") -> None:
+        if not _KEY_RE.match(self.key):
+            raise FolioError(f"{source}: key {self.key!r} must be lowercase letters, digits and '_'")
+        if not self.name.strip() or len(self.name) > MAX_NAME:
+            raise FolioError(f"{source}: the name must be 1 to {MAX_NAME} characters")
+        if not 1 <= len(self.fields) <= MAX_FIELDS:
+            raise FolioError(f"{source}: a template needs 1 to {MAX_FIELDS} fields")
+        if self.version < 1:
+            raise FolioError(f"{source}: version must be 1 or more")
+        keys: set[str] = set()
+        names: set[str] = set()
+        for f in self.fields:
+            if not _KEY_RE.match(f.key):
+                raise FolioError(f"{source}: field key {f.key!r} must be lowercase letters, digits and '_'")
+            if not f.name.strip() or len(f.name) > MAX_NAME or "\n" in f.name:
+                raise FolioError(f"{source}: field names must be one line of 1 to {MAX_NAME} characters")
+            if len(f.description) > MAX_DESCRIPTION or len(f.search) > MAX_DESCRIPTION:
+                raise FolioError(f"{source}: the description of {f.name!r} is over {MAX_DESCRIPTION} characters")
+            if f.key in keys or f.name.strip().lower() in names:
+                raise FolioError(f"{source}: field {f.name!r} appears twice")
+            keys.add(f.key)
+            names.add(f.name.strip().lower())
+
+    # -- editing (each returns a new template; TemplateStore.save bumps the version) ---------------
+    def field(self, key: str) -> TemplateField:
+        for f in self.fields:
+            if f.key == key:
+                return f
+        raise NotFound(f"template {self.key!r} has no field {key!r}")
+
+    def with_field_added(self, name: str, description: str = "", kind: str = TEXT) -> Template:
+        base = slug(name)
+        key, n = base, 2
+        existing = {f.key for f in self.fields}
+        while key in existing:
+            key, n = f"{base[:60]}_{n}", n + 1
+        return replace(self, fields=(*self.fields, TemplateField(key, name.strip(), description.strip(), kind)))
+
+    def without_field(self, key: str) -> Template:
+        self.field(key)
+        return replace(self, fields=tuple(f for f in self.fields if f.key != key))
+
+    def with_field_renamed(self, key: str, name: str) -> Template:
+        self.field(key)
+        return replace(self, fields=tuple(replace(f, name=name.strip()) if f.key == key else f for f in self.fields))
+
+    def with_field_description(self, key: str, description: str) -> Template:
+        self.field(key)
+        return replace(
+            self, fields=tuple(replace(f, description=description.strip()) if f.key == key else f for f in self.fields)
+        )
+
+    def with_field_kind(self, key: str, kind: str) -> Template:
+        self.field(key)
+        if kind not in KINDS:
+            raise FolioError(f"a field's kind must be one of {', '.join(KINDS)}")
+        return replace(self, fields=tuple(replace(f, kind=kind) if f.key == key else f for f in self.fields))
+
+    def with_field_moved(self, key: str, position: int) -> Template:
+        moving = self.field(key)
+        rest = [f for f in self.fields if f.key != key]
+        rest.insert(max(0, min(position, len(rest))), moving)
+        return replace(self, fields=tuple(rest))
+
+
+class TemplateStore:
+    def __init__(self, user_dir: Path, builtin_dir: Path | None = None) -> None:
+        self.user_dir = user_dir
+        self.builtin_dir = builtin_dir or asset_path("templates")
+
+    @classmethod
+    def for_config(cls, config_dir: Path) -> TemplateStore:
+        return cls(config_dir / "templates")
+
+    def _read(self, path: Path, builtin: bool) -> Template:
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise FolioError(f"template {path.name} cannot be read ({exc})") from exc
+        return Template.from_dict(raw, builtin=builtin, source=path.name)
+
+    def builtins(self) -> list[Template]:
+        return [self._read(p, True) for p in sorted(self.builtin_dir.glob("*.json"))]
+
+    def user_templates(self) -> list[Template]:
+        if not self.user_dir.is_dir():
+            return []
+        return [self._read(p, False) for p in sorted(self.user_dir.glob("*.json"))]
+
+    def all(self) -> list[Template]:
+        return self.builtins() + self.user_templates()
+
+    def get(self, key: str) -> Template:
+        key = key.strip()
+        for template in self.all():
+            if template.key == key:
+                return template
+        known = ", ".join(t.key for t in self.all())
+        raise NotFound(f"no template {key!r} (known: {known})")
+
+    def save(self, template: Template) -> Template:
+        """Store a user template; its version goes up by one when anything changed."""
+        template.validate()
+        if any(t.key == template.key for t in self.builtins()):
+            raise FolioError(f"{template.key!r} is a built-in template and cannot be changed; copy it first")
+        path = self.user_dir / f"{template.key}.json"
+        if path.exists():
+            current = self._read(path, False)
+            if current.sha256 == template.sha256:
+                return current
+            template = replace(template, version=max(current.version, template.version) + 1, builtin=False)
+        else:
+            template = replace(template, builtin=False)
+        private_dir(self.user_dir)
+        atomic_write_text(path, template.to_json())
+        return template
+
+    def create(self, key: str, name: str, fields: list[tuple[str, str]]) -> Template:
+        if any(t.key == key for t in self.all()):
+            raise FolioError(f"a template {key!r} already exists")
+        template = Template(key=key, name=name, version=1, fields=())
+        for field_name, description in fields:
+            template = template.with_field_added(field_name, description)
+        return self.save(template)
+
+    def copy(self, source_key: str, new_key: str, name: str | None = None) -> Template:
+        if any(t.key == new_key for t in self.all()):
+            raise FolioError(f"a template {new_key!r} already exists")
+        source = self.get(source_key)
+        return self.save(replace(source, key=new_key, name=name or f"{source.name} (copy)", version=1))
+
+    def delete(self, key: str) -> None:
+        template = self.get(key)
+        if template.builtin:
+            raise FolioError(f"{key!r} is a built-in template and cannot be deleted")
+        (self.user_dir / f"{key}.json").unlink()
+
+    def import_file(self, path: Path) -> Template:
+        template = self._read(path, False)
+        if any(t.key == template.key and t.builtin for t in self.all()):
+            raise FolioError(f"{template.key!r} is the key of a built-in template; give the import another key")
+        return self.save(template)

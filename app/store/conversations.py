@@ -1,0 +1,215 @@
+"""Conversations and their messages, with citations, token counts and timings."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from app.clock import now_iso
+from app.errors import NotFound
+from app.store.db import insert_row
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+
+@dataclass(frozen=True)
+class MessageRow:
+    id: int
+    conversation_id: int
+    seq: int
+    role: str
+    text: str
+    thinking: str
+    citations: list[dict[str, Any]]
+    model: str | None
+    model_sha256: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cached_tokens: int | None
+    prefill_ms: float | None
+    generate_ms: float | None
+    status: str  # complete | incomplete | cancelled | error
+    error: str | None
+    created_at: str
+    drafted_tokens: int | None = None  # speculative decoding: drafted tokens the model checked...
+    accepted_tokens: int | None = None  # ...and kept (None: stored before Folio drafted)
+
+    # Each claim of an answer with its grounding verdict (app.citations.grounding.ClaimVerdict.to_dict), in order.
+    claims: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def acceptance(self) -> float | None:
+        """Share of drafted tokens the model kept, or None when nothing was drafted."""
+        if not self.drafted_tokens or self.accepted_tokens is None:
+            return None
+        return self.accepted_tokens / self.drafted_tokens
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any], claims: list[dict[str, Any]] | None = None) -> MessageRow:
+        values = {k: row[k] for k in cls.__dataclass_fields__ if k != "claims"}
+        values["citations"] = json.loads(row["citations"] or "[]")
+        return cls(**values, claims=claims or [])
+
+
+@dataclass(frozen=True)
+class ConversationRow:
+    id: int
+    title: str
+    created_at: str
+    updated_at: str
+    document_ids: list[int] = field(default_factory=list)
+
+
+class Conversations:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def create(self, document_ids: list[int], title: str) -> int:
+        now = now_iso()
+        with self.db.atomic():
+            conv_id = insert_row(self.db, "conversations", {"title": title, "created_at": now, "updated_at": now})
+            self.db.table("conversation_documents").insert_all(
+                {"conversation_id": conv_id, "document_id": d, "position": i} for i, d in enumerate(document_ids)
+            )
+        return conv_id
+
+    def get(self, conversation_id: int) -> ConversationRow:
+        rows = list(self.db.table("conversations").rows_where("id = ?", [conversation_id]))
+        if not rows:
+            raise NotFound(f"no conversation with id {conversation_id}")
+        docs = self.db.execute(
+            "SELECT document_id FROM conversation_documents WHERE conversation_id = ? ORDER BY position",
+            [conversation_id],
+        ).fetchall()
+        r = rows[0]
+        return ConversationRow(r["id"], r["title"], r["created_at"], r["updated_at"], [d[0] for d in docs])
+
+    def all(self, document_id: int | None = None) -> list[ConversationRow]:
+        if document_id is None:
+            ids = [r[0] for r in self.db.execute("SELECT id FROM conversations ORDER BY updated_at DESC, id DESC")]
+        else:
+            ids = [
+                r[0]
+                for r in self.db.execute(
+                    "SELECT c.id FROM conversations c JOIN conversation_documents d ON d.conversation_id = c.id "
+                    "WHERE d.document_id = ? ORDER BY c.updated_at DESC, c.id DESC",
+                    [document_id],
+                )
+            ]
+        return [self.get(i) for i in ids]
+
+    def messages(self, conversation_id: int) -> list[MessageRow]:
+        rows = list(self.db.table("messages").rows_where("conversation_id = ?", [conversation_id], order_by="seq"))
+        claims = self._claims([r["id"] for r in rows])
+        return [MessageRow.from_row(r, claims.get(r["id"])) for r in rows]
+
+    def message(self, message_id: int) -> MessageRow:
+        rows = list(self.db.table("messages").rows_where("id = ?", [message_id]))
+        if not rows:
+            raise NotFound(f"no message with id {message_id}")
+        return MessageRow.from_row(rows[0], self._claims([message_id]).get(message_id))
+
+    def _claims(self, message_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+        out: dict[int, list[dict[str, Any]]] = {}
+        for chunk in (message_ids[i : i + 500] for i in range(0, len(message_ids), 500)):
+            marks = ",".join("?" * len(chunk))
+            for row in self.db.execute(
+                f"SELECT {', '.join(_CLAIM_COLUMNS)}, message_id FROM claims WHERE message_id IN ({marks}) "
+                "ORDER BY message_id, seq",
+                chunk,
+            ).fetchall():
+                out.setdefault(row[-1], []).append(_claim_from_row(row[:-1]))
+        return out
+
+    def add_message(self, conversation_id: int, role: str, text: str, **fields: Any) -> int:
+        with self.db.atomic():
+            seq = self.db.execute(
+                "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE conversation_id = ?", [conversation_id]
+            ).fetchone()[0]
+            row = {
+                "conversation_id": conversation_id,
+                "seq": seq,
+                "role": role,
+                "text": text,
+                "created_at": now_iso(),
+                **fields,
+            }
+            if "citations" in row and not isinstance(row["citations"], str):
+                row["citations"] = json.dumps(row["citations"])
+            message_id = insert_row(self.db, "messages", row)
+            self._touch(conversation_id)
+        return message_id
+
+    def update_message(self, message_id: int, *, claims: list[dict[str, Any]] | None = None, **fields: Any) -> None:
+        """Update a message; with `claims`, replace its claims and their verdicts in the same transaction."""
+        if "citations" in fields and not isinstance(fields["citations"], str):
+            fields["citations"] = json.dumps(fields["citations"])
+        with self.db.atomic():
+            self.db.table("messages").update(message_id, fields)
+            if claims is not None:
+                self.db.execute("DELETE FROM claims WHERE message_id = ?", [message_id])
+                self.db.table("claims").insert_all(
+                    {"message_id": message_id, "seq": i, **_claim_to_row(c)} for i, c in enumerate(claims)
+                )
+            conv = self.db.table("messages").get(message_id)["conversation_id"]
+            self._touch(conv)
+
+    def rename(self, conversation_id: int, title: str) -> None:
+        self.get(conversation_id)
+        with self.db.atomic():
+            self.db.table("conversations").update(conversation_id, {"title": title.strip() or "Untitled"})
+
+    def drop_last_exchange(self, conversation_id: int) -> str:
+        """Remove the last question and the answer(s) after it, in one transaction; return the
+        question, so it can be asked again (Regenerate). Raises NotFound when there is none."""
+        with self.db.atomic():
+            row = self.db.execute(
+                "SELECT seq, text FROM messages WHERE conversation_id = ? AND role = 'user' ORDER BY seq DESC LIMIT 1",
+                [conversation_id],
+            ).fetchone()
+            if row is None:
+                raise NotFound(f"conversation {conversation_id} has no question to ask again")
+            self.db.execute("DELETE FROM messages WHERE conversation_id = ? AND seq >= ?", [conversation_id, row[0]])
+            self._touch(conversation_id)
+        return str(row[1])
+
+    def delete(self, conversation_id: int) -> None:
+        self.get(conversation_id)
+        with self.db.atomic():
+            self.db.execute("DELETE FROM conversations WHERE id = ?", [conversation_id])
+
+    def _touch(self, conversation_id: int) -> None:
+        self.db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", [now_iso(), conversation_id])
+
+
+# The stored claim's columns, in the order _claim_from_row reads them; JSON columns hold lists.
+_CLAIM_COLUMNS = (
+    "char_start", "char_end", "kind", "text", "verdict", "reason", "doc_index", "document_id", "page", "label",
+    "t_seconds", "passage", "score", "quote", "quote_found", "checked", "missing", "cited", "citations", "place",
+)  # fmt: skip
+_CLAIM_JSON = ("checked", "missing", "cited", "citations")
+_RENAMED = {"char_start": "start", "char_end": "end"}
+
+
+def _claim_to_row(claim: dict[str, Any]) -> dict[str, Any]:
+    row = {column: claim.get(_RENAMED.get(column, column)) for column in _CLAIM_COLUMNS}
+    for column in _CLAIM_JSON:
+        row[column] = json.dumps(list(row[column] or []))
+    row["reason"] = row["reason"] or ""
+    row["passage"] = row["passage"] or ""
+    row["place"] = row["place"] or ""
+    row["score"] = row["score"] or 0.0
+    if row["quote_found"] is not None:
+        row["quote_found"] = int(bool(row["quote_found"]))
+    return row
+
+
+def _claim_from_row(row: tuple[Any, ...]) -> dict[str, Any]:
+    claim = {_RENAMED.get(column, column): value for column, value in zip(_CLAIM_COLUMNS, row, strict=True)}
+    for column in _CLAIM_JSON:
+        claim[column] = json.loads(claim[column] or "[]")
+    if claim["quote_found"] is not None:
+        claim["quote_found"] = bool(claim["quote_found"])
+    return claim

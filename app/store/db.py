@@ -1,0 +1,419 @@
+"""The one SQLite file: WAL, foreign keys on, numbered migrations recorded in the DB."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.errors import FolioError, NewerDatabase
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+MIGRATION_SET = "folio"
+
+# Each entry is one numbered migration. Never edit a released one: add a new number. Kept in name
+# order (branches that each add one merge in any order; the migrations table lists them by name).
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "m001_initial",
+        """
+        CREATE TABLE documents (
+            id INTEGER PRIMARY KEY,
+            sha256 TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL,
+            title TEXT NOT NULL,
+            mime TEXT NOT NULL,
+            size_bytes INTEGER NOT NULL,
+            page_count INTEGER NOT NULL DEFAULT 0,
+            duration_s REAL,
+            token_estimate INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'ready',
+            source_path TEXT NOT NULL,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            added_at TEXT NOT NULL
+        );
+        CREATE TABLE document_sources (
+            id INTEGER PRIMARY KEY,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            added_at TEXT NOT NULL,
+            UNIQUE (document_id, path)
+        );
+        CREATE INDEX document_sources_path ON document_sources(path);
+        CREATE TABLE pages (
+            id INTEGER PRIMARY KEY,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            number INTEGER NOT NULL,
+            label TEXT NOT NULL,
+            width REAL NOT NULL,
+            height REAL NOT NULL,
+            scanned INTEGER NOT NULL DEFAULT 0,
+            image_blob TEXT,
+            UNIQUE (document_id, number)
+        );
+        CREATE TABLE segments (
+            id INTEGER PRIMARY KEY,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            page INTEGER,
+            label TEXT,
+            bbox TEXT,
+            t_seconds REAL,
+            role TEXT NOT NULL DEFAULT 'body',
+            text TEXT NOT NULL DEFAULT '',
+            image_blob TEXT,
+            UNIQUE (document_id, seq)
+        );
+        CREATE INDEX segments_page ON segments(document_id, page);
+        CREATE VIRTUAL TABLE segments_fts USING fts5(
+            text, content='segments', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER segments_ai AFTER INSERT ON segments BEGIN
+            INSERT INTO segments_fts(rowid, text) VALUES (new.id, new.text);
+        END;
+        CREATE TRIGGER segments_ad AFTER DELETE ON segments BEGIN
+            INSERT INTO segments_fts(segments_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        END;
+        CREATE TRIGGER segments_au AFTER UPDATE ON segments BEGIN
+            INSERT INTO segments_fts(segments_fts, rowid, text) VALUES ('delete', old.id, old.text);
+            INSERT INTO segments_fts(rowid, text) VALUES (new.id, new.text);
+        END;
+        CREATE TABLE conversations (
+            id INTEGER PRIMARY KEY,
+            title TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE conversation_documents (
+            conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            PRIMARY KEY (conversation_id, document_id)
+        );
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
+            conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            text TEXT NOT NULL DEFAULT '',
+            thinking TEXT NOT NULL DEFAULT '',
+            citations TEXT NOT NULL DEFAULT '[]',
+            model TEXT,
+            model_sha256 TEXT,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            cached_tokens INTEGER,
+            prefill_ms REAL,
+            generate_ms REAL,
+            status TEXT NOT NULL DEFAULT 'complete',
+            error TEXT,
+            created_at TEXT NOT NULL,
+            UNIQUE (conversation_id, seq)
+        );
+        CREATE TABLE models (
+            id INTEGER PRIMARY KEY,
+            sha256 TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            path TEXT NOT NULL,
+            architecture TEXT NOT NULL,
+            context_length INTEGER NOT NULL,
+            quantization TEXT NOT NULL,
+            size_bytes INTEGER NOT NULL,
+            mmproj_path TEXT,
+            mmproj_sha256 TEXT,
+            is_starter INTEGER NOT NULL DEFAULT 0,
+            facts TEXT NOT NULL DEFAULT '{}',
+            added_at TEXT NOT NULL
+        );
+        """,
+    ),
+    (
+        "m002_messages_fts",
+        """
+        CREATE VIRTUAL TABLE messages_fts USING fts5(
+            text, content='messages', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER messages_ai AFTER INSERT ON messages BEGIN
+            INSERT INTO messages_fts(rowid, text) VALUES (new.id, new.text);
+        END;
+        CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN
+            INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        END;
+        CREATE TRIGGER messages_au AFTER UPDATE OF text ON messages BEGIN
+            INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+            INSERT INTO messages_fts(rowid, text) VALUES (new.id, new.text);
+        END;
+        INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');
+        """,
+    ),
+    (
+        "m003_media",
+        """
+        ALTER TABLE documents ADD COLUMN contact_sheet_blob TEXT;
+        ALTER TABLE pages ADD COLUMN ocr INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX segments_time ON segments(document_id, t_seconds);
+        """,
+    ),
+    (
+        "m005_extraction",
+        """
+        CREATE TABLE extraction_runs (
+            id INTEGER PRIMARY KEY,
+            template_key TEXT NOT NULL,
+            template_name TEXT NOT NULL,
+            template_version INTEGER NOT NULL,
+            template_sha256 TEXT NOT NULL,
+            template_json TEXT NOT NULL,
+            model TEXT NOT NULL,
+            model_sha256 TEXT NOT NULL,
+            settings TEXT NOT NULL DEFAULT '{}',
+            status TEXT NOT NULL DEFAULT 'running',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX extraction_runs_lookup ON extraction_runs(template_sha256, model_sha256);
+        CREATE TABLE extraction_run_documents (
+            run_id INTEGER NOT NULL REFERENCES extraction_runs(id) ON DELETE CASCADE,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending',
+            PRIMARY KEY (run_id, document_id)
+        );
+        CREATE TABLE extraction_cells (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES extraction_runs(id) ON DELETE CASCADE,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            field_key TEXT NOT NULL,
+            found INTEGER NOT NULL,
+            value TEXT NOT NULL DEFAULT '',
+            quote TEXT NOT NULL DEFAULT '',
+            cited TEXT NOT NULL DEFAULT '',
+            page INTEGER,
+            label TEXT,
+            t_seconds REAL,
+            quote_status TEXT NOT NULL,
+            quote_score REAL NOT NULL DEFAULT 0,
+            flags TEXT NOT NULL DEFAULT '[]',
+            raw TEXT NOT NULL DEFAULT '',
+            prompt_tokens INTEGER,
+            cached_tokens INTEGER,
+            completion_tokens INTEGER,
+            prefill_ms REAL,
+            generate_ms REAL,
+            created_at TEXT NOT NULL,
+            UNIQUE (run_id, document_id, field_key)
+        );
+        """,
+    ),
+    (
+        "m005b_audit",
+        """
+        CREATE TABLE audit_log (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            os_user TEXT NOT NULL,
+            action TEXT NOT NULL,
+            documents TEXT NOT NULL DEFAULT '[]',
+            model_sha256 TEXT,
+            settings TEXT NOT NULL DEFAULT '{}',
+            details TEXT NOT NULL DEFAULT '{}',
+            prev_hash TEXT NOT NULL,
+            hash TEXT NOT NULL UNIQUE
+        );
+        CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN
+            SELECT RAISE(ABORT, 'the audit log is append-only');
+        END;
+        CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN
+            SELECT RAISE(ABORT, 'the audit log is append-only');
+        END;
+        """,
+    ),
+    (
+        "m007_recent_documents",
+        """
+        CREATE TABLE document_opens (
+            document_id INTEGER PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            opened_at TEXT NOT NULL
+        );
+        CREATE INDEX document_opens_recent ON document_opens(seq);
+        """,
+    ),
+    (
+        "m009_purge",
+        """
+        CREATE TABLE blob_trash (
+            name TEXT PRIMARY KEY,
+            queued_at TEXT NOT NULL
+        );
+        """,
+    ),
+    (
+        "m013_claims",
+        """
+        CREATE TABLE claims (
+            id INTEGER PRIMARY KEY,
+            message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            char_start INTEGER NOT NULL,
+            char_end INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            verdict TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            doc_index INTEGER,
+            document_id INTEGER,
+            page INTEGER,
+            label TEXT,
+            t_seconds REAL,
+            passage TEXT NOT NULL DEFAULT '',
+            score REAL NOT NULL DEFAULT 0,
+            quote TEXT,
+            quote_found INTEGER,
+            checked TEXT NOT NULL DEFAULT '[]',
+            missing TEXT NOT NULL DEFAULT '[]',
+            cited TEXT NOT NULL DEFAULT '[]',
+            citations TEXT NOT NULL DEFAULT '[]',
+            UNIQUE (message_id, seq)
+        );
+        """,
+    ),
+    (
+        "m016_ocr_words",
+        """
+        ALTER TABLE segments ADD COLUMN words TEXT;
+        """,
+    ),
+    (
+        "m016b_email_attachments",
+        """
+        ALTER TABLE documents ADD COLUMN original_blob TEXT;
+        CREATE TABLE attachments (
+            email_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            document_id INTEGER REFERENCES documents(id) ON DELETE SET NULL,
+            note TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (email_id, position)
+        );
+        CREATE INDEX attachments_document ON attachments(document_id);
+        """,
+    ),
+    (
+        "m016c_claim_place",
+        """
+        ALTER TABLE claims ADD COLUMN place TEXT NOT NULL DEFAULT '';
+        """,
+    ),
+    (
+        "m017_speculative",
+        """
+        ALTER TABLE messages ADD COLUMN drafted_tokens INTEGER;
+        ALTER TABLE messages ADD COLUMN accepted_tokens INTEGER;
+        """,
+    ),
+    (
+        # Grounded cells, the request design a run was asked with, and reviewers' decisions: stored
+        # beside the model's answer (one row per decision, the latest counts), never over it.
+        "m019_extraction_review",
+        """
+        ALTER TABLE extraction_runs ADD COLUMN design TEXT NOT NULL DEFAULT 'v1';
+        ALTER TABLE extraction_cells ADD COLUMN verdict TEXT NOT NULL DEFAULT '';
+        ALTER TABLE extraction_cells ADD COLUMN passage TEXT NOT NULL DEFAULT '';
+        CREATE TABLE extraction_reviews (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES extraction_runs(id) ON DELETE CASCADE,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            field_key TEXT NOT NULL,
+            decision TEXT NOT NULL CHECK (decision IN ('accepted', 'corrected', 'rejected', 'cleared')),
+            value TEXT NOT NULL DEFAULT '',
+            note TEXT NOT NULL DEFAULT '',
+            reviewer TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX extraction_reviews_cell ON extraction_reviews(run_id, document_id, field_key, id);
+        """,
+    ),
+]
+
+KNOWN = [name for name, _ in MIGRATIONS]
+
+
+def _statements(script: str) -> list[str]:
+    # Split on ';' at line ends, keeping trigger bodies (which end in 'END;') whole.
+    statements: list[str] = []
+    current: list[str] = []
+    for line in script.strip().splitlines():
+        current.append(line)
+        stripped = line.strip()
+        in_trigger = current[0].strip().upper().startswith("CREATE TRIGGER")
+        if stripped.endswith(";") and (not in_trigger or stripped.upper() == "END;"):
+            statements.append("\n".join(current))
+            current = []
+    return statements
+
+
+def build_migrations() -> object:
+    from sqlite_utils.migrations import Migrations
+
+    migrations = Migrations(MIGRATION_SET)
+    for name, script in MIGRATIONS:
+
+        def apply(db: Database, script: str = script) -> None:
+            for statement in _statements(script):
+                db.execute(statement)
+
+        apply.__name__ = name
+        migrations(name=name)(apply)
+    return migrations
+
+
+def applied_migrations(db: Database) -> list[str]:
+    if not db["_sqlite_migrations"].exists():
+        return []
+    rows = db.execute(
+        "SELECT name FROM _sqlite_migrations WHERE migration_set = ? ORDER BY id", [MIGRATION_SET]
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def insert_row(db: Database, table: str, row: dict[str, Any]) -> int:
+    """Insert one row and return its integer primary key."""
+    pk = db.table(table).insert(row).last_pk
+    if pk is None:
+        raise FolioError(f"database did not return an id for the new {table} row")
+    return int(pk)
+
+
+def open_db(path: Path, *, migrate: bool = True) -> Database:
+    import sqlite3
+
+    from sqlite_utils import Database
+
+    if not path.exists():
+        from common.files import private_dir
+
+        private_dir(path.parent)
+        # Create it user-only before SQLite does, so it is never world-readable even briefly.
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    try:
+        conn = sqlite3.connect(str(path), timeout=10.0, check_same_thread=False)
+        db = Database(conn)
+        mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        db.execute("PRAGMA foreign_keys=ON")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA busy_timeout=10000")
+    except sqlite3.DatabaseError as exc:
+        raise FolioError(f"{path} is not a Folio database or is damaged ({exc})") from exc
+    if mode.lower() != "wal":
+        raise FolioError(f"{path}: cannot switch the database to WAL mode (got {mode})")
+    unknown = [name for name in applied_migrations(db) if name not in KNOWN]
+    if unknown:
+        db.close()
+        raise NewerDatabase(f"{path} was written by a newer Folio (schema {unknown[-1]}); update Folio to open it")
+    if migrate:
+        build_migrations().apply(db)  # type: ignore[attr-defined]
+    return db
