@@ -9,12 +9,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from app.compare.redline import Change
-
-_WORD_KINDS = frozenset({"changed", "inserted", "deleted", "renumbered"})
+from app.compare.changes import WORD_KINDS, Change
 
 
 def apply_changes(old_clauses: Sequence[Sequence[str]], changes: Iterable[Change]) -> list[list[str]]:
@@ -23,7 +19,7 @@ def apply_changes(old_clauses: Sequence[Sequence[str]], changes: Iterable[Change
     deleted: set[int] = set()
     placed: dict[int, int | tuple[str, ...]] = {}  # new index -> old clause index (moved) or words (inserted)
     for change in changes:
-        if change.kind in _WORD_KINDS:
+        if change.kind in WORD_KINDS:
             edits[_index(change.old_clause)].append(change)
         elif change.kind == "clause deleted":
             deleted.add(_index(change.old_clause))

@@ -7,7 +7,8 @@ cannot add a link, an image or markup to the redline.
 
 from __future__ import annotations
 
-from app.compare.redline import Change, ChangeKind, Redline, Side
+from app.compare.changes import Change, ChangeKind
+from app.compare.redline import Redline, Side
 
 _ESCAPE = {c: "\\" + c for c in "\\`*_[]<>|~&#"}
 _KIND_ORDER: tuple[ChangeKind, ...] = (

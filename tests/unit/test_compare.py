@@ -208,7 +208,7 @@ def test_two_word_files_are_compared_by_clause_with_clause_anchors(tmp_path: Pat
 
 
 def test_places_are_cited_as_folio_cites_elsewhere() -> None:
-    from app.compare.redline import Place
+    from app.compare.changes import Place
 
     assert Place("page", 3, 3).cited() == "p. 3"
     assert Place("page", 3, 4, "iii", "iv").cited() == "pp. iii-iv"
