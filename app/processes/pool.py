@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -60,7 +61,7 @@ class ChildProcess:
         for attempt in range(retries + 1):
             pool, future = self._submit(fn, *args)
             try:
-                return self._wait(future, on_progress)
+                return self._wait(pool, future, on_progress)
             except BrokenProcessPool as exc:
                 self._discard(pool)
                 if attempt == retries:
@@ -69,16 +70,20 @@ class ChildProcess:
                 raise ChildDied(closed=True) from exc
         raise AssertionError("unreachable")
 
-    def _wait(self, future: Future[T], on_progress: Callable[[Any], None] | None) -> T:
-        if on_progress is None:
-            return future.result()
+    def _wait(self, pool: ProcessPoolExecutor, future: Future[T], on_progress: Callable[[Any], None] | None) -> T:
+        dead_since: float | None = None
         while True:
             try:
                 result = future.result(timeout=PROGRESS_POLL_S)
             except TimeoutError:
-                self._drain(on_progress)
+                if on_progress is not None:
+                    self._drain(on_progress)
+                dead_since = _dead_since(pool, dead_since)
+                if dead_since is not None:
+                    _notice_death(pool, time.monotonic() - dead_since)
                 continue
-            self._drain(on_progress)
+            if on_progress is not None:
+                self._drain(on_progress)
             return result
 
     def _drain(self, on_progress: Callable[[Any], None]) -> None:
@@ -144,3 +149,30 @@ def _end_children(pool: ProcessPoolExecutor) -> None:
     for process in list((getattr(pool, "_processes", None) or {}).values()):
         if process.is_alive():
             process.kill()
+
+
+# A child killed while it writes its result leaves half a message in the pipe. The executor's
+# manager thread then waits in recv() for the rest, for ever: this process holds the pipe's write
+# end too, so no end-of-file comes (seen under load in the kill tests: the window froze on close).
+DEAD_GRACE_S = 1.0
+
+
+def _dead_since(pool: ProcessPoolExecutor, since: float | None) -> float | None:
+    """When the pool's child was first seen dead during this wait (None while it lives)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    if not processes or any(p.is_alive() for p in processes):
+        return None
+    return since if since is not None else time.monotonic()
+
+
+def _notice_death(pool: ProcessPoolExecutor, dead_for: float) -> None:
+    """Past the grace the executor gets to notice on its own: close this process's write end of the
+    result pipe, so the manager's recv() ends and it breaks the pool (the future raises
+    BrokenProcessPool); should even that not happen, the wait ends here."""
+    if dead_for < DEAD_GRACE_S:
+        return
+    writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+    if writer is not None and not writer.closed:
+        writer.close()
+    if dead_for >= 2 * DEAD_GRACE_S:
+        raise BrokenProcessPool("the child ended without its result")
