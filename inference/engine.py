@@ -214,26 +214,14 @@ class LocalEngine:
 
         The prefix's pieces are remembered, so a follow-up does not re-tokenize a 262K-token document."""
         assert self.model is not None
-        model = self.model
-
-        def tokenize(first: bool) -> Callable[[str, bool, bool], list[int]]:
-            def encode(text: str, bos: bool, special: bool) -> list[int]:
-                # Untrusted content is tokenized with special-token parsing off: '<|im_end|>' in a
-                # PDF becomes ordinary text tokens, never a turn boundary.
-                return model.tokenize(text, add_special=first and bos, parse_special=special)
-
-            return encode
-
         prefix, suffix = parts[:prefix_parts], parts[prefix_parts:]
         memo_key = _parts_digest(prefix)
         head = self._prefix_memo.get(memo_key)
         if head is None:
-            head = prepare(prefix, tokenize(True), self.vision).pieces
-            self._prefix_memo[memo_key] = head
-            while len(self._prefix_memo) > 4:
-                self._prefix_memo.popitem(last=False)
+            head = prepare(prefix, _encoder(self.model, True), self.vision).pieces
+            self.adopt_prefix(memo_key, head)
         self._prefix_memo.move_to_end(memo_key)
-        tail = prepare(suffix, tokenize(not prefix), self.vision).pieces
+        tail = prepare(suffix, _encoder(self.model, not prefix), self.vision).pieces
         head_keys = _keys(head)
         return Prompt(
             pieces=head + tail,
@@ -243,6 +231,13 @@ class LocalEngine:
             cells=_cells(head) + _cells(tail),
             prefix_has_images=any(isinstance(p, ImagePiece) for p in head),
         )
+
+    def adopt_prefix(self, key: str, pieces: list[Piece]) -> None:
+        """Remember a prefix's pieces under its `_parts_digest`, e.g. tokens counted before the load
+        with the same file's vocabulary, so the first question does not tokenize the documents again."""
+        self._prefix_memo[key] = pieces
+        while len(self._prefix_memo) > 4:
+            self._prefix_memo.popitem(last=False)
 
     def prompt_tokens(self, parts: list[PromptPart], prefix_parts: int) -> tuple[list[int], int]:
         """The prompt's keys (token ids for text) and how many belong to the prefix."""
@@ -526,20 +521,49 @@ class LocalEngine:
         return count, reason, writer.counts
 
 
+def _encoder(model: NativeModel, first: bool) -> Callable[[str, bool, bool], list[int]]:
+    def encode(text: str, bos: bool, special: bool) -> list[int]:
+        # Untrusted content is tokenized with special-token parsing off: '<|im_end|>' in a PDF
+        # becomes ordinary text tokens, never a turn boundary.
+        return model.tokenize(text, add_special=first and bos, parse_special=special)
+
+    return encode
+
+
+@dataclass(frozen=True)
+class CountedPrefix:
+    """A text-only prefix tokenized while counting, kept to hand to the engine once it loads."""
+
+    model_path: str
+    key: str
+    pieces: list[Piece]
+
+
+def count_keeping_prefix(
+    model: NativeModel, parts: list[PromptPart], prefix_parts: int
+) -> tuple[TokenCount, CountedPrefix | None]:
+    """`count_parts`, keeping the prefix's tokens when they are exact (no image to estimate)."""
+    prefix = parts[:prefix_parts]
+    if has_images(prefix):
+        return count_parts(model, parts, prefix_parts), None
+    head = prepare(prefix, _encoder(model, True), None).pieces
+    n_prefix = _cells(head)
+    total = n_prefix + _count(model, parts[prefix_parts:], prefix_parts == 0)
+    return TokenCount(total, n_prefix), CountedPrefix(model.path, _parts_digest(prefix), head)
+
+
 def count_parts(model: NativeModel, parts: list[PromptPart], prefix_parts: int) -> TokenCount:
     """Token counts from the vocabulary alone: exact for text, images estimated from their pixels."""
+    prefix = _count(model, parts[:prefix_parts], True)
+    return TokenCount(prefix + _count(model, parts[prefix_parts:], prefix_parts == 0), prefix)
 
-    def count(chunk: list[PromptPart], first: bool) -> int:
-        total = 0
-        for i, part in enumerate(chunk):
-            if part.image is not None:
-                total += estimate_image_tokens(part.image)
-            else:
-                total += len(model.tokenize(part.text, add_special=first and i == 0, parse_special=part.special))
-        return total
 
-    prefix = count(parts[:prefix_parts], True)
-    return TokenCount(prefix + count(parts[prefix_parts:], prefix_parts == 0), prefix)
+def _count(model: NativeModel, parts: list[PromptPart], first: bool) -> int:
+    encode = _encoder(model, first)
+    return sum(
+        estimate_image_tokens(part.image) if part.image is not None else len(encode(part.text, i == 0, part.special))
+        for i, part in enumerate(parts)
+    )
 
 
 def _grammar(json_schema: str | None) -> str | None:

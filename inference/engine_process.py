@@ -220,11 +220,14 @@ def _serve(requests: Connection, events: Connection, cancel: Any, memory_limit: 
         import resource
 
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
-    from inference.engine import LocalEngine, count_parts, run_generation
+    from inference.engine import CountedPrefix, LocalEngine, count_keeping_prefix, run_generation
     from inference.llama_native import NativeModel
 
     engine: LocalEngine | None = None
     vocab: NativeModel | None = None  # vocabulary-only model, to count tokens before a load
+    # The documents' tokens from the last count before a load: the question that follows loads the
+    # model and would otherwise tokenize a 262K-token prefix a second time.
+    counted: CountedPrefix | None = None
     while True:
         try:
             message = requests.recv()
@@ -249,6 +252,9 @@ def _serve(requests: Connection, events: Connection, cancel: Any, memory_limit: 
                         engine.close()
                         engine = None
                         raise
+                if counted is not None and counted.model_path == config.model_path:
+                    engine.adopt_prefix(counted.key, counted.pieces)
+                counted = None
                 events.send(Loaded(config.model_path, engine.n_ctx, time.perf_counter() - start, engine.memory_report))
             elif command == "generate":
                 if engine is None:
@@ -273,7 +279,8 @@ def _serve(requests: Connection, events: Connection, cancel: Any, memory_limit: 
                     if vocab is not None:
                         vocab.close()
                     vocab = NativeModel(_path, vocab_only=True)
-                events.send(count_parts(vocab, parts, prefix_parts))
+                count, counted = count_keeping_prefix(vocab, parts, prefix_parts)
+                events.send(count)
         except ContextOverflow as exc:
             events.send(Failed(str(exc), kind="overflow"))
         except ModelFileError as exc:
