@@ -616,9 +616,8 @@ def main(argv: list[str]) -> int:
     fresh = args.fresh
     cached_only = args.cached_only
     # Grading cached answers needs no model and must not disturb a run that is asking (its home).
-    ctx, model_sha = setup_home(
-        Path(tempfile.mkdtemp(prefix="folio-grounding-")) if cached_only else cache_dir() / "home"
-    )
+    scratch = Path(tempfile.mkdtemp(prefix="folio-grounding-")) if cached_only else None
+    ctx, model_sha = setup_home(scratch or cache_dir() / "home")
     try:
         labels = read_labels()
         asked = collect(ctx, model_sha, labels, fresh, cached_only)
@@ -628,6 +627,8 @@ def main(argv: list[str]) -> int:
         lines = evaluate(ctx, labels, asked)
     finally:
         ctx.close()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     wanted = len(PROMPTS) * sum(len(v) for v in labels.values())
     contracts = len({a.label.contract for a in asked})
     intro = [

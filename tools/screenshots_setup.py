@@ -9,7 +9,9 @@ gguf package). `--scale 1.5` re-runs itself at 150% for the scaled shots.
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -69,6 +71,7 @@ def main() -> int:
         return subprocess.call([sys.executable, __file__, "--scale", str(args.scale)], env=env)
 
     root = Path(tempfile.mkdtemp(prefix="folio-shot-setup-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)  # a copy of the starter model: 250 MB
     os.environ["FOLIO_HOME"] = str(root / "folio")
     (root / "folio" / "config").mkdir(parents=True)
     (root / "folio" / "config" / "settings.toml").write_text("schema_version = 1\n")
