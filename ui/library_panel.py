@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
+from PySide6.QtGui import QBrush, QColor, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
+    QStyle,
     QVBoxLayout,
     QWidget,
 )
@@ -28,7 +29,16 @@ from ingest.document import FLOWING_KINDS
 from ingest.progress import ReadProgress
 from ui.safe_text import plain_tooltip
 
-KIND_ICONS = {"pdf": "📄", "image": "🖼", "video": "🎞", "word": "📝", "text": "📃", "email": "✉"}
+# Freedesktop icon names by document kind. Emoji were drawn as empty boxes on machines without an
+# emoji font (most Linux workstations); a theme icon, else Qt's own file icon, is always drawn.
+KIND_THEME_ICONS = {
+    "pdf": "application-pdf",
+    "image": "image-x-generic",
+    "video": "video-x-generic",
+    "word": "x-office-document",
+    "text": "text-x-generic",
+    "email": "mail-message",
+}
 FAILED_ICON = "⚠"
 FAILED_COLOR = QColor("#b91c1c")
 SEARCH_DELAY_MS = 250
@@ -47,9 +57,8 @@ def describe(doc: DocumentRow, attachment: int | None = None) -> str:
     else:
         extent = f"{doc.page_count} p."
     status = "" if doc.status == "ready" else f" · {doc.status}"
-    icon = KIND_ICONS.get(doc.kind, "•")
     indent = "        " if attachment is not None else ""
-    first = f"📎 attachment {attachment} · {icon} {doc.title}" if attachment is not None else f"{icon} {doc.title}"
+    first = f"attachment {attachment} · {doc.title}" if attachment is not None else doc.title
     return f"{indent}{first}\n{indent}    {extent} · ~{doc.token_estimate:,} tokens{status}"
 
 
@@ -164,7 +173,7 @@ class LibraryPanel(QWidget):
         self.list.blockSignals(True)
         self.list.clear()
         for doc, attachment in in_reading_order(documents, attachments or {}):
-            item = QListWidgetItem(describe(doc, attachment))
+            item = QListWidgetItem(self._kind_icon(doc.kind), describe(doc, attachment))
             item.setData(Qt.ItemDataRole.UserRole, doc.id)
             item.setToolTip(plain_tooltip(f"{doc.source_path}\nsha256 {doc.sha256}"))
             self.list.addItem(item)
@@ -178,6 +187,10 @@ class LibraryPanel(QWidget):
         self.empty_hint.setVisible(not documents and not failed)
         self._emit_selection()
         self._emit_current()
+
+    def _kind_icon(self, kind: str) -> QIcon:
+        fallback = QStyle.StandardPixmap.SP_MediaPlay if kind == "video" else QStyle.StandardPixmap.SP_FileIcon
+        return QIcon.fromTheme(KIND_THEME_ICONS.get(kind, ""), self.style().standardIcon(fallback))
 
     def add_failure(self, name: str, reason: str) -> None:
         """A file that could not be added stays on the list, marked, with the reason on the item."""
