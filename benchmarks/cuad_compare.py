@@ -32,7 +32,7 @@ import unicodedata
 from datetime import date, timedelta
 from typing import cast
 
-from app import normalise
+from app.citations import normalise
 
 _MONTH_DAYS = 30.4  # a month in days, to compare '30 days' with 'one month'
 _SUFFIXES = {"inc", "llc", "l", "c", "ltd", "limited", "corp", "corporation", "co", "company", "pty", "plc", "lp"}
