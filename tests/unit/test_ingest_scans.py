@@ -167,22 +167,6 @@ def test_default_ocr_reads_a_scan_with_every_word_boxed(tmp_path: Path, page: np
     assert " ".join(w[4] for w in block.words if w[5] == 0) == lines[0]
 
 
-def test_two_columns_are_read_column_by_column() -> None:
-    from ingest.ocr import OcrLine, OcrWord
-    from ingest.ocr_layout import blocks_in_reading_order
-
-    def line(x: float, y: float, text: str) -> OcrLine:
-        box = (x, y, x + 300.0, y + 20.0)
-        return OcrLine(box, text, (OcrWord(box, text),))
-
-    left = [line(50, 100 + 30 * i, f"left {i}") for i in range(5)]
-    right = [line(450, 100 + 30 * i, f"right {i}") for i in range(5)]
-    title = line(200, 40, "title")
-    blocks = blocks_in_reading_order([*sorted([*left, *right], key=lambda ln: ln.bbox[1]), title])
-    assert [b.text.split("\n")[0] for b in blocks] == ["title", "left 0", "right 0"]
-    assert blocks[1].text == "\n".join(f"left {i}" for i in range(5))
-
-
 @needs_tesseract
 def test_tesseract_reads_the_scan_when_chosen(tmp_path: Path, page: np.ndarray) -> None:
     pdf = make_scanned_pdf(tmp_path / "scan.pdf", [make_scan(page, degrees=3, quarter_turns=2)])
