@@ -30,6 +30,8 @@ OVERLAP = 0.3  # ... and they overlap sideways by this share of the narrower one
 PROSE = 18  # a column of prose: its median line has at least this many characters (table cells fewer)
 ALIGNED = 0.6  # a table: this share of the shorter side's lines have a partner on the same row
 INSET = 0.5  # an inset is narrower than this share of the part it sits in
+LABEL = 3.0  # a clause number or bullet: at most this many line heights wide, and at most this many
+# line heights before the text it labels (a tab stop), which engines report as a line of its own
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ def blocks_in_reading_order(lines: list[OcrLine]) -> list[OcrBlock]:
     if not lines:
         return []
     height = statistics.median(line.bbox[3] - line.bbox[1] for line in lines)
+    lines = _join_labels(lines, height)
     groups: list[list[OcrLine]] = []
     for line in sorted(lines, key=lambda ln: (ln.bbox[1], ln.bbox[0])):
         target = next((g for g in reversed(groups) if _continues(g[-1].bbox, line.bbox, height)), None)
@@ -56,6 +59,36 @@ def blocks_in_reading_order(lines: list[OcrLine]) -> list[OcrBlock]:
             target.append(line)
     blocks = [_block(_reading_lines(g)) for g in groups]
     return _xy_cut(blocks, height)
+
+
+def _join_labels(lines: list[OcrLine], height: float) -> list[OcrLine]:
+    """Each clause number or bullet ('5.', '(a)', '•') joined to the text a tab stop away on its right:
+    on its own it would start a block of its own, or the line below would join it."""
+    out = sorted(lines, key=lambda ln: ln.bbox[0])
+    at = 0
+    while at < len(out):
+        label = out[at]
+        x0, _, x1, _ = label.bbox
+        nearby = (
+            i
+            for i, ln in enumerate(out)
+            if i != at
+            and 0 <= ln.bbox[0] - x1 <= LABEL * height
+            and abs(_mid(ln.bbox) - _mid(label.bbox)) < 0.5 * height
+        )
+        found = next(nearby, None) if x1 - x0 <= LABEL * height else None
+        if found is None:
+            at += 1
+            continue
+        text = out.pop(found)
+        joined = OcrLine(
+            _union([label.bbox, text.bbox]),
+            f"{label.text} {text.text}",
+            label.words + text.words,
+            None if label.confidence is None or text.confidence is None else min(label.confidence, text.confidence),
+        )
+        out[at if found > at else at - 1] = joined
+    return out
 
 
 def _block(lines: list[OcrLine]) -> OcrBlock:

@@ -63,6 +63,17 @@ def test_clean_up_whitens_paper_blackens_ink_and_removes_specks(page: np.ndarray
     assert decoded.shape[:2] == (height, width)
 
 
+def test_a_page_with_a_few_faint_lines_still_gets_black_ink() -> None:
+    # a signature page: three lines of light gray type on a white page, well under 1% ink
+    blank = np.full((2200, 1700), 255, np.uint8)
+    for i, text in enumerate(["AGREED TO AND ACCEPTED", "December 14, 1997", "BY: David A. Smith"]):
+        cv2.putText(blank, text, (60, 200 + 60 * i), cv2.FONT_HERSHEY_SIMPLEX, 1.0, 200, 2, cv2.LINE_AA)
+    assert (blank < 250).mean() < 0.01
+    cleaned = clean_scan(blank, tokens=2048)
+    assert cleaned.image[150:350, :700].min() <= 40  # the ink, stretched to black
+    assert np.percentile(cleaned.image, 50) >= 250  # the paper stays white
+
+
 def _png_size(png: bytes | None) -> tuple[int, int]:
     assert png is not None
     width, height = struct.unpack(">II", png[16:24])

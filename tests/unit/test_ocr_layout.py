@@ -107,3 +107,17 @@ def test_lines_with_no_text_are_dropped_and_an_empty_page_gives_no_blocks() -> N
     assert blocks_in_reading_order([]) == []
     blank = OcrLine((50.0, 130.0, 350.0, 150.0), "  ", ())
     assert read([line(50, 100, "kept"), blank]) == ["kept"]
+
+
+def test_a_clause_number_a_tab_stop_away_stays_on_its_line() -> None:
+    # as an engine reports a numbered paragraph: the number, a tab, then the text, as two lines
+    box = (256.0, 170.0, 290.0, 190.0)
+    number = OcrLine(box, "5.", (OcrWord(box, "5."),))
+    first = line(346, 169, "Master", width=1210)
+    second = line(133, 201, "without", width=1324)
+    follow = line(660, 262, "[SIGNATURE", width=374)
+    page = line(836, 327, "2", width=23)
+    blocks = blocks_in_reading_order(as_engine_reports([number, first, second, follow, page]))
+    assert [ln.text.split()[0] for b in blocks for ln in b.lines] == ["5.", "without", "[SIGNATURE", "2"]
+    assert blocks[0].lines[0].text.startswith("5. Master")
+    assert [w.text for w in blocks[0].lines[0].words][:2] == ["5.", first.words[0].text]
