@@ -61,7 +61,7 @@ class RapidOcrEngine:
             from rapidocr import RapidOCR
 
             det, rec = model_files()
-            threads = max(1, min(MAX_THREADS, os.cpu_count() or 1))
+            threads = max(1, min(MAX_THREADS, usable_cores()))
             self._ocr = RapidOCR(
                 params={
                     "Global.log_level": "error",
@@ -100,6 +100,13 @@ class RapidOcrEngine:
             found = tuple(OcrWord(_box(q, stretch), t) for t, _score, q in words[i] if q is not None) if words else ()
             lines.append(OcrLine(box, " ".join(text.split()), found or _spread(box, text), float(score)))
         return lines
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (a container or `taskset` may allow fewer than the machine has)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 @functools.cache

@@ -3,6 +3,7 @@ default, Tesseract when chosen and installed, or off)."""
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 
@@ -254,3 +255,16 @@ def test_a_page_misjudged_as_upside_down_is_read_the_right_way_up(tmp_path: Path
         assert phrase in text
     title = next(s for s in doc.segments if s.role == "ocr" and "Southpoint" in s.text)
     assert (title.anchor.bbox or (0, 0, 0, 0))[1] < doc.pages[0].height / 4  # near the top: the page is upright
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this platform")
+def test_ocr_threads_follow_the_cores_this_process_may_use() -> None:
+    from ingest.rapid_ocr import usable_cores
+
+    allowed = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {min(allowed)})
+        assert usable_cores() == 1
+    finally:
+        os.sched_setaffinity(0, allowed)
+    assert usable_cores() == len(allowed)
