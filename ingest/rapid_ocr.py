@@ -22,9 +22,10 @@ DET_MODEL = "PP-OCRv6_det_small.onnx"
 REC_MODEL = "PP-OCRv6_rec_small.onnx"
 # rapidocr shrinks larger images to this long side before detection and cuts the lines it reads out
 # of the shrunk image, so rendering more only costs time. Its own default, 2000, reads an A4 page at
-# 171 dpi, below the 200 dpi small print needs: 9-point typewriter type lost its 'm's ('Naze',
-# 'Agreexent', 4.2% of a contract's words missed, 0.35% at 2400). 2400 keeps A4 and Letter at 200 dpi+;
-# detection grows with the pixels (about 1.4x), recognition (most of the time) does not.
+# 171 dpi, below the 200 dpi small print needs: on two pages of 9-point typewriter type 4.2% of the
+# words were missed ('m' read as 'z' or 'rn': 'Naze', 'Agreexent'), 0.35% at 2400. 2400 keeps A4 and
+# Letter at 200 dpi or more; detection grows with the pixels (about 1.4x), recognition (most of the
+# time) does not.
 MAX_SIDE = 2400
 MAX_DPI = 300.0
 MAX_THREADS = 4
