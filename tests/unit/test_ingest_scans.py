@@ -3,6 +3,7 @@ default, Tesseract when chosen and installed, or off)."""
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 
@@ -61,6 +62,17 @@ def test_clean_up_whitens_paper_blackens_ink_and_removes_specks(page: np.ndarray
     assert width % 32 == 0 and height % 32 == 0 and vision_tokens(width, height) <= 2048
     decoded = cv2.imdecode(np.frombuffer(cleaned.png, np.uint8), cv2.IMREAD_UNCHANGED)
     assert decoded.shape[:2] == (height, width)
+
+
+def test_a_page_with_a_few_faint_lines_still_gets_black_ink() -> None:
+    # a signature page: three lines of light gray type on a white page, well under 1% ink
+    blank = np.full((2200, 1700), 255, np.uint8)
+    for i, text in enumerate(["AGREED TO AND ACCEPTED", "December 14, 1997", "BY: David A. Smith"]):
+        cv2.putText(blank, text, (60, 200 + 60 * i), cv2.FONT_HERSHEY_SIMPLEX, 1.0, 200, 2, cv2.LINE_AA)
+    assert (blank < 250).mean() < 0.01
+    cleaned = clean_scan(blank, tokens=2048)
+    assert cleaned.image[150:350, :700].min() <= 40  # the ink, stretched to black
+    assert np.percentile(cleaned.image, 50) >= 250  # the paper stays white
 
 
 def _png_size(png: bytes | None) -> tuple[int, int]:
@@ -167,22 +179,6 @@ def test_default_ocr_reads_a_scan_with_every_word_boxed(tmp_path: Path, page: np
     assert " ".join(w[4] for w in block.words if w[5] == 0) == lines[0]
 
 
-def test_two_columns_are_read_column_by_column() -> None:
-    from ingest.ocr import OcrLine, OcrWord
-    from ingest.ocr_layout import blocks_in_reading_order
-
-    def line(x: float, y: float, text: str) -> OcrLine:
-        box = (x, y, x + 300.0, y + 20.0)
-        return OcrLine(box, text, (OcrWord(box, text),))
-
-    left = [line(50, 100 + 30 * i, f"left {i}") for i in range(5)]
-    right = [line(450, 100 + 30 * i, f"right {i}") for i in range(5)]
-    title = line(200, 40, "title")
-    blocks = blocks_in_reading_order([*sorted([*left, *right], key=lambda ln: ln.bbox[1]), title])
-    assert [b.text.split("\n")[0] for b in blocks] == ["title", "left 0", "right 0"]
-    assert blocks[1].text == "\n".join(f"left {i}" for i in range(5))
-
-
 @needs_tesseract
 def test_tesseract_reads_the_scan_when_chosen(tmp_path: Path, page: np.ndarray) -> None:
     pdf = make_scanned_pdf(tmp_path / "scan.pdf", [make_scan(page, degrees=3, quarter_turns=2)])
@@ -259,3 +255,16 @@ def test_a_page_misjudged_as_upside_down_is_read_the_right_way_up(tmp_path: Path
         assert phrase in text
     title = next(s for s in doc.segments if s.role == "ocr" and "Southpoint" in s.text)
     assert (title.anchor.bbox or (0, 0, 0, 0))[1] < doc.pages[0].height / 4  # near the top: the page is upright
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this platform")
+def test_ocr_threads_follow_the_cores_this_process_may_use() -> None:
+    from ingest.rapid_ocr import usable_cores
+
+    allowed = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {min(allowed)})
+        assert usable_cores() == 1
+    finally:
+        os.sched_setaffinity(0, allowed)
+    assert usable_cores() == len(allowed)
