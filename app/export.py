@@ -392,13 +392,16 @@ def conversation_markdown(data: ConversationExport) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def markdown_html(markdown: str) -> str:
-    """Markdown as HTML for the PDF, rendered by markdown-it (CommonMark). The answers in it are the
-    model's untrusted output: raw HTML is shown as text, and links and images are not followed (an
-    image could name any file on this computer), so they stay as their words."""
+def markdown_html(markdown: str, *, strikethrough: bool = False) -> str:
+    """Markdown as HTML for the PDF, rendered by markdown-it (CommonMark; ~~struck~~ words when asked,
+    as a redline writes its deletions). The answers in it are the model's untrusted output: raw HTML is
+    shown as text, and links and images are not followed (an image could name any file on this
+    computer), so they stay as their words."""
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": False}).disable(["image", "link", "autolink"])
+    if strikethrough:
+        md.enable("strikethrough")
     return md.render(markdown)
 
 
@@ -413,9 +416,14 @@ li { font-size: 9pt; }
 
 def conversation_pdf(data: ConversationExport) -> bytes:
     """The Markdown export typeset: one rendering of the answers (their own Markdown included) for both."""
+    return html_pdf(markdown_html(conversation_markdown(data)))
+
+
+def html_pdf(html: str, css: str = "") -> bytes:
+    """HTML typeset on A4 pages by PyMuPDF's Story."""
     import pymupdf
 
-    story = pymupdf.Story(html=markdown_html(conversation_markdown(data)), user_css=_PDF_CSS)
+    story = pymupdf.Story(html=html, user_css=_PDF_CSS + css)
     out = io.BytesIO()
     writer = pymupdf.DocumentWriter(out)
     page = pymupdf.paper_rect("a4")
