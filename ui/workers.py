@@ -1,6 +1,6 @@
 """Qt workers: long work runs on its own thread, one owner per resource, results come back as signals.
 
-The chat worker runs questions and extraction runs, in turn, on the window's session (one engine); the
+The chat worker runs questions, extraction runs and comparisons, in turn, on the window's session (one engine); the
 ingest worker owns the writes of new documents. Each opens its own SQLite connection. The UI
 thread reads, renders and makes the odd one-row write (rename, delete, recent documents).
 
@@ -41,6 +41,19 @@ class ExtractJob:
 
 
 @dataclass(frozen=True)
+class CompareJob:
+    old_id: int
+    new_id: int
+
+
+@dataclass(frozen=True)
+class SummaryUnavailable:
+    """The redline stands; the model's summary could not be written (no model set up, stopped, ...)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class IngestProgress:
     index: int
     total: int
@@ -51,6 +64,7 @@ class IngestProgress:
 class ChatWorker(QObject):
     chat_event = Signal(object)  # app.chat.ChatEvent
     extraction_event = Signal(object)  # app.extraction.runner.ExtractionEvent
+    compare_event = Signal(object)  # Redline, then Progress..., then Summary or SummaryUnavailable
     failed = Signal(str)
     finished = Signal()  # after every job, question or extraction run
 
@@ -97,6 +111,37 @@ class ChatWorker(QObject):
             template = service.templates.get(job.template_key)
             run_id = service.start_run(template, job.document_ids)
             service.run(run_id, job.document_ids, on_event=self._emit_extraction)
+        except USER_ERRORS as exc:
+            self.failed.emit(one_line(exc))
+        except Exception as exc:
+            self.failed.emit(f"unexpected error: {type(exc).__name__}: {one_line(exc)}")
+        finally:
+            self.finished.emit()
+
+    @Slot(object)
+    def compare(self, job: CompareJob) -> None:
+        """The redline of two library documents, then the model's summary of it on the shared engine."""
+        from app.compare.redline import compare
+        from app.compare.summary import summarise
+        from app.compare.versions import version_from_library
+
+        try:
+            ctx = self._svc().ctx
+            redline = compare(version_from_library(ctx, job.old_id), version_from_library(ctx, job.new_id))
+            self.compare_event.emit(redline)
+            if not redline.changes:
+                self.compare_event.emit(SummaryUnavailable("the two versions have the same words"))
+                return
+            try:
+                written = summarise(
+                    ctx, self.session, redline, job.old_id, job.new_id, on_progress=self.compare_event.emit
+                )
+            except Cancelled:
+                self.compare_event.emit(SummaryUnavailable("stopped"))
+            except USER_ERRORS as exc:
+                self.compare_event.emit(SummaryUnavailable(one_line(exc)))
+            else:
+                self.compare_event.emit(written)
         except USER_ERRORS as exc:
             self.failed.emit(one_line(exc))
         except Exception as exc:
