@@ -9,6 +9,7 @@ cannot add a link, an image or markup to the redline.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -95,7 +96,8 @@ def summary_lines(redline: Redline, written: Summary) -> list[str]:
     for part in written.parts:
         if part.title:
             lines += ["", f"### {escape(part.title)}"]
-        lines += ["", part.text or "_(the model wrote nothing)_"]
+        # Its headings are kept as text: the model's answer cannot open a section of this file.
+        lines += ["", re.sub(r"(?m)^(\s*)#", r"\1\\#", part.text) or "_(the model wrote nothing)_"]
         if part.stop_reason == "length":
             lines += ["", "_The answer reached its length limit (max_answer_tokens) and stops there._"]
         notes = [(m, c) for c in part.claims if (m := mark(c, 2)) is not None]

@@ -19,7 +19,7 @@ from app.compare.changes import Change
 from app.compare.mentions import NEW_DOC, OLD_DOC, Sentence, mentioned
 from app.compare.redline import Redline
 from app.context import AppContext
-from app.engine.session import Prepared, Progress, Session, progress_of
+from app.engine.session import Prepared, Progress, Session, progress_of, prompt_documents
 from app.errors import Cancelled, FolioError
 from app.store.audit import audited_settings
 from assets import read_text
@@ -93,8 +93,6 @@ def summarise(
         template = template_for(model.architecture, model.facts.chat_template)
 
         def fits(changes: tuple[int, ...], pages: dict[int, set[int]] | None) -> bool:
-            from app.engine.session import prompt_documents
-
             documents = prompt_documents(ctx, [old_id, new_id], pages=pages)
             rendered = render_prompt(template, build(changes)(documents), enable_thinking=False)
             count = session.count_tokens(model, rendered)
@@ -175,7 +173,9 @@ def question(redline: Redline, changes: tuple[int, ...]) -> str:
 
 
 def change_line(change: Change) -> str:
-    """One change as the model reads it, anchors written the way it is to cite them ([D1 p. 3])."""
+    """One change as the model reads it: anchors written the way it is to cite them ([D1 p. 3]), and a
+    changed passage whole as it was and as it is (a small model quotes plain text more faithfully than
+    the redline's ~~struck~~ **bold** notation, which markdown.py writes for people)."""
     old, new = f"[D{OLD_DOC} {change.old_at.cited()}]", f"[D{NEW_DOC} {change.new_at.cited()}]"
     where = f"clause {change.clause}"
     if change.kind == "moved":

@@ -78,6 +78,8 @@ def test_summary_clause_by_clause_when_both_versions_do_not_fit(
         redline = compare(version_from_library(ctx, old_id), version_from_library(ctx, new_id))
         seen: list[Progress] = []
         written = summarise(ctx, session, redline, old_id, new_id, on_progress=seen.append)
+        audited = ctx.db.execute("SELECT documents, details FROM audit_log WHERE action = 'comparison'").fetchall()
+        assert len(audited) == 1 and '"changes":6' in audited[0][1].replace(" ", "")
         pages = {
             (index, n): " ".join(ctx.library.page_text(doc_id, n).split()).lower()
             for index, doc_id in ((1, old_id), (2, new_id))

@@ -61,10 +61,11 @@ def test_changes_not_mentioned_are_listed_under_other_changes() -> None:
         "test model",
         False,
         "",
-        (Part("", "- The fee rose to 15,000 [D2 p. 1].", [], (0, 1, 2)),),
+        (Part("", "## Other changes\n- The fee rose to 15,000 [D2 p. 1].", [], (0, 1, 2)),),
         frozenset({1}),
     )
     text = to_markdown(lines, written)
+    assert text.count("\n## Other changes") == 1  # the model's own headings stay text
     other = text[text.index("## Other changes") : text.index("## The complete redline")]
     assert "2 of the 3 changes are not mentioned above" in other
     listed = [line for line in other.splitlines() if line.startswith("- **")]
