@@ -24,13 +24,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.compare.exports import redline_bytes
 from app.compare.markdown import change_text, summary
 from app.compare.redline import Redline
 from app.compare.summary import Summary
 from app.compare.tracked import Paragraph, tracked_paragraphs
 from app.errors import USER_ERRORS, one_line
-from app.export import format_of, safe_filename, write_new
+from app.export import REDLINE_FORMATS, format_of, redline_bytes, safe_filename, write_new
 
 DELETED_STYLE = "color:#b00000; text-decoration:line-through; background:#fde8e8"
 INSERTED_STYLE = "color:#006000; text-decoration:underline; background:#e6f6e6"
@@ -171,9 +170,7 @@ class CompareView(QDialog):
         assert self.redline is not None
         try:
             # The save dialog has already asked before replacing a file.
-            write_new(
-                path, redline_bytes(format_of(path, ("md", "pdf", "docx")), self.redline, self.written), overwrite=True
-            )
+            write_new(path, redline_bytes(format_of(path, REDLINE_FORMATS), self.redline, self.written), overwrite=True)
         except USER_ERRORS as exc:
             self.status.setText(one_line(exc))
             return

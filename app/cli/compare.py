@@ -49,14 +49,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> di
 
 
 def cmd_compare(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.compare.exports import FORMATS, redline_bytes
     from app.compare.markdown import summary, to_markdown
     from app.compare.redline import compare
     from app.compare.versions import open_version
-    from app.export import FileExists, format_of, write_new
+    from app.export import REDLINE_FORMATS, FileExists, format_of, redline_bytes, write_new
 
     out = Path(args.out).expanduser() if args.out else None
-    fmt = format_of(out, FORMATS) if out is not None else "md"
+    fmt = format_of(out, REDLINE_FORMATS) if out is not None else "md"
     if out is not None and out.exists() and not args.force:
         raise FileExists(f"{out} already exists; choose another name or replace it (--force)")
     ids = [_library_id(ctx, ref) for ref in (args.old, args.new)] if args.summary else []

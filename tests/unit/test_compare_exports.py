@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from app.compare.exports import AUTHOR, redline_docx, redline_pdf
 from app.compare.redline import Redline, compare
 from app.compare.tracked import accepted, tracked_paragraphs
 from app.compare.words import fold
+from app.export import REDLINE_AUTHOR as AUTHOR
+from app.export import redline_docx, redline_pdf
 from tests.fixtures.office import soffice
 from tests.unit.test_compare import CLAUSES, paged
 
