@@ -523,10 +523,15 @@ class MainWindow(QMainWindow):
         old, new = (self.ctx.library.get(i) for i in ids)
         view = CompareView(old.title, new.title, self)
         view.cancel_requested.connect(self.stop)
+        view.finished.connect(self._compare_closed)
         self.comparison = view
         view.show()
         self._start_job("compare")
         self.compare_job.emit(CompareJob(old.id, new.id))
+
+    def _compare_closed(self) -> None:
+        if self._job == "compare":  # nobody is waiting for the summary any more: free the engine
+            self.stop()
 
     def _on_compare_event(self, event: object) -> None:
         view = self.comparison

@@ -10,6 +10,7 @@ function has no receiver, so Qt would call it in the worker's thread.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,6 +75,7 @@ class ChatWorker(QObject):
         self.session = session
         self._service: ChatService | None = None
         self._extraction: ExtractionService | None = None
+        self._compare_stop = threading.Event()  # a comparison's summary stops between requests
 
     def _svc(self) -> ChatService:
         if self._service is None:  # created on the worker thread: its DB connection lives here
@@ -125,6 +127,7 @@ class ChatWorker(QObject):
         from app.compare.summary import summarise
         from app.compare.versions import version_from_library
 
+        self._compare_stop.clear()
         try:
             ctx = self._svc().ctx
             redline = compare(version_from_library(ctx, job.old_id), version_from_library(ctx, job.new_id))
@@ -134,7 +137,13 @@ class ChatWorker(QObject):
                 return
             try:
                 written = summarise(
-                    ctx, self.session, redline, job.old_id, job.new_id, on_progress=self.compare_event.emit
+                    ctx,
+                    self.session,
+                    redline,
+                    job.old_id,
+                    job.new_id,
+                    on_progress=self.compare_event.emit,
+                    stop=self._compare_stop,
                 )
             except Cancelled:
                 self.compare_event.emit(SummaryUnavailable("stopped"))
@@ -160,6 +169,7 @@ class ChatWorker(QObject):
 
     def cancel(self) -> None:
         """Called from the UI thread: only sets cancel flags, which are thread-safe."""
+        self._compare_stop.set()
         if self._extraction is not None:
             self._extraction.cancel()  # also stops a run between two fields
         self.session.cancel()

@@ -10,6 +10,7 @@ a change out, the reader never loses one.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,8 +67,10 @@ def summarise(
     new_id: int,
     *,
     on_progress: ProgressSink | None = None,
+    stop: threading.Event | None = None,
 ) -> Summary:
-    """The model's summary of the redline of library documents old_id -> new_id."""
+    """The model's summary of the redline of library documents old_id -> new_id. Setting `stop` ends it
+    before the next request (Session.cancel ends the one under way): Cancelled."""
     emit = on_progress or (lambda _p: None)
     if not redline.changes:
         raise FolioError("the two versions have the same words: there is nothing to summarise")
@@ -121,6 +124,8 @@ def summarise(
     said: set[int] = set()
     unread: list[int] = []
     for n, (title, changes, pages) in enumerate(groups, start=1):
+        if stop is not None and stop.is_set():
+            raise Cancelled()
         if pages is not None:
             if fits is not None and not fits(changes, pages):
                 unread.extend(changes)
@@ -130,6 +135,8 @@ def summarise(
         prepared = session.prepare(
             ctx, [old_id, new_id], build(changes), think=False, answer_tokens=answer_tokens, pages=pages
         )
+        if stop is not None and stop.is_set():  # set while the prompt was measured and prepared
+            raise Cancelled()
         text, stop_reason = _answer(session, prepared, label, answer_tokens, emit)
         emit(Progress("checking every sentence against both versions"))
         grounded = ground_answer(text, sources)

@@ -50,3 +50,14 @@ def test_compare_shows_both_sides_jumps_to_a_change_and_summarises(qtbot, window
     target = tmp_path / "redline.docx"
     view.export_to(target)
     assert target.stat().st_size > 0 and str(target) in view.status.text()
+
+
+def test_closing_the_compare_view_stops_the_summary(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ids = [window.ctx.library.add(p).document.id for p in edited_contract(tmp_path)]
+    window.compare_selected(ids)
+    view = window.comparison
+    qtbot.waitUntil(lambda: view.redline is not None, timeout=60000)
+    view.close()  # while the model reads or writes
+    qtbot.waitUntil(lambda: window._job is None, timeout=120000)
+    assert view.written is None  # stopped, not finished
+    assert window.chat.send_button.isEnabled()
