@@ -126,7 +126,7 @@ class CompareView(QDialog):
     def show_summary(self, written: Summary) -> None:
         from app.citations.verdicts import mark
 
-        self.written = written
+        self.written = written  # also what Export… writes
         assert self.redline is not None
         lines = [f"Written by {written.model_label}. D1 is the old version, D2 the new one."]
         if written.note:
@@ -137,7 +137,7 @@ class CompareView(QDialog):
         other = written.other(self.redline)
         lines.append(f"\nOther changes: {len(other)} of the {len(self.redline.changes)} are not mentioned above.")
         lines += [f"- {change_text(self.redline.changes[k])}" for k in other]
-        self.summary_view.setPlainText("\n".join(line for line in lines if line is not None))  # model output: text only
+        self.summary_view.setPlainText("\n".join(lines))  # the model's output: shown as text, never rendered
         self.stop_button.setEnabled(False)
         self.status.setText(f"{summary(self.redline)} Summary written; every sentence checked against both versions.")
 
