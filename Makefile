@@ -15,7 +15,7 @@ APP_STAMP := $(VENV)/.folio-app
 DEV_STAMP := $(VENV)/.folio-dev
 EVAL_STAMP := $(VENV)/.folio-eval
 # Benchmarks with the real 1.5B model (benchmarks/eval_model.py): `make eval`, not `make bench`.
-EVAL_BENCHMARKS := $(wildcard benchmarks/bench_grounding.py benchmarks/bench_extraction_quality.py benchmarks/bench_speculative.py)
+EVAL_BENCHMARKS := $(wildcard benchmarks/bench_grounding.py benchmarks/bench_extraction_quality.py benchmarks/bench_speculative.py benchmarks/bench_compare_summary.py)
 PYTEST := QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
 
 .PHONY: run test test-slow reliability check bench eval bundle screenshots clean

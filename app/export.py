@@ -27,6 +27,8 @@ from app.store.audit import audited_settings
 from common.files import atomic_write_bytes, synced_temp
 
 if TYPE_CHECKING:
+    from app.compare.redline import Redline
+    from app.compare.summary import Summary
     from app.context import AppContext
     from app.extraction.review import Review
     from app.extraction.runner import Cell, ExtractionTable
@@ -392,13 +394,16 @@ def conversation_markdown(data: ConversationExport) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def markdown_html(markdown: str) -> str:
-    """Markdown as HTML for the PDF, rendered by markdown-it (CommonMark). The answers in it are the
-    model's untrusted output: raw HTML is shown as text, and links and images are not followed (an
-    image could name any file on this computer), so they stay as their words."""
+def markdown_html(markdown: str, *, strikethrough: bool = False) -> str:
+    """Markdown as HTML for the PDF, rendered by markdown-it (CommonMark; ~~struck~~ words when asked,
+    as a redline writes its deletions). The answers in it are the model's untrusted output: raw HTML is
+    shown as text, and links and images are not followed (an image could name any file on this
+    computer), so they stay as their words."""
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": False}).disable(["image", "link", "autolink"])
+    if strikethrough:
+        md.enable("strikethrough")
     return md.render(markdown)
 
 
@@ -413,9 +418,14 @@ li { font-size: 9pt; }
 
 def conversation_pdf(data: ConversationExport) -> bytes:
     """The Markdown export typeset: one rendering of the answers (their own Markdown included) for both."""
+    return html_pdf(markdown_html(conversation_markdown(data)))
+
+
+def html_pdf(html: str, css: str = "") -> bytes:
+    """HTML typeset on A4 pages by PyMuPDF's Story."""
     import pymupdf
 
-    story = pymupdf.Story(html=markdown_html(conversation_markdown(data)), user_css=_PDF_CSS)
+    story = pymupdf.Story(html=html, user_css=_PDF_CSS + css)
     out = io.BytesIO()
     writer = pymupdf.DocumentWriter(out)
     page = pymupdf.paper_rect("a4")
@@ -428,6 +438,121 @@ def conversation_pdf(data: ConversationExport) -> bytes:
         writer.end_page()
     writer.close()
     return out.getvalue()
+
+
+# -- redlines (app/compare) ----------------------------------------------------------------------
+# The redline (with its summary, when one was written) as Markdown, as a PDF (the Markdown typeset,
+# deletions struck through in red, insertions in bold green) and as a Word document: the same header
+# and summary, then the new version's whole text with every change as a real tracked change (w:ins /
+# w:del by "Folio compare"). Word and LibreOffice show them as revisions, and accepting them all gives
+# the new version. A moved clause carries a comment saying where it was (Word's own move marks would
+# need the old place kept too).
+REDLINE_AUTHOR = "Folio compare"
+REDLINE_FORMATS = ("md", "pdf", "docx")
+_REDLINE_CSS = "s { color: #b00000; } strong { color: #006000; }"
+_NOT_IN_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")  # characters an XML document cannot hold
+
+
+def redline_bytes(fmt: str, redline: Redline, written: Summary | None = None) -> bytes:
+    from app.compare.markdown import to_markdown
+
+    if fmt == "pdf":
+        return redline_pdf(redline, written)
+    if fmt == "docx":
+        return redline_docx(redline, written)
+    return to_markdown(redline, written).encode("utf-8")
+
+
+def redline_pdf(redline: Redline, written: Summary | None = None) -> bytes:
+    from app.compare.markdown import to_markdown
+
+    return html_pdf(markdown_html(to_markdown(redline, written), strikethrough=True), _REDLINE_CSS)
+
+
+def redline_docx(redline: Redline, written: Summary | None = None) -> bytes:
+    from datetime import UTC, datetime
+
+    import docx
+
+    from app.compare.markdown import NOTE, summary
+    from app.compare.tracked import tracked_paragraphs
+
+    document = docx.Document()
+    document.core_properties.author = REDLINE_AUTHOR
+    document.add_heading(_xml_text(f"Redline: {redline.old.title} → {redline.new.title}"), level=0)
+    document.add_paragraph(_xml_text(f"Old: {redline.old.reference} {redline.old.title}"))
+    document.add_paragraph(_xml_text(f"New: {redline.new.reference} {redline.new.title}"))
+    document.add_paragraph(summary(redline))
+    document.add_paragraph(NOTE)
+    if written is not None:
+        _redline_summary(document, redline, written)
+    document.add_heading("The new version, every change tracked", level=1)
+    stamp = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    revision = 0
+    for pieces in tracked_paragraphs(redline):
+        paragraph = document.add_paragraph()
+        for n, piece in enumerate(pieces):
+            if n and piece.kind != "note":
+                paragraph.add_run(" ")  # between pieces, outside any revision
+            if piece.kind == "same":
+                paragraph.add_run(_xml_text(piece.text))
+            elif piece.kind == "note":  # a comment, not text: accepting every change still gives the new version
+                anchor = paragraph.runs[-1] if paragraph.runs else paragraph.add_run("")
+                document.add_comment(anchor, text=_xml_text(piece.text), author=REDLINE_AUTHOR, initials="FC")
+            else:
+                revision += 1
+                _tracked(paragraph, piece.kind, _xml_text(piece.text), revision, stamp)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def _redline_summary(document: Any, redline: Redline, written: Summary) -> None:
+    from app.citations.verdicts import mark
+    from app.compare.markdown import change_text
+
+    document.add_heading("Summary of the material changes", level=1)
+    document.add_paragraph(_xml_text(f"Written by {written.model_label}. D1 is the old version, D2 the new one."))
+    if written.note:
+        document.add_paragraph(written.note)
+    for part in written.parts:
+        if part.title:
+            document.add_heading(_xml_text(part.title), level=2)
+        for line in part.text.splitlines():
+            if line.strip():
+                document.add_paragraph(_xml_text(line))
+        for claim in part.claims:
+            shown = mark(claim, 2)
+            if shown is not None:
+                line = f"{shown}: {' '.join(str(claim['text']).split())}"
+                document.add_paragraph(_xml_text(line), style="List Bullet")
+    other = written.other(redline)
+    document.add_heading("Other changes", level=1)
+    document.add_paragraph(f"{len(other)} of the {len(redline.changes)} changes are not mentioned above.")
+    for k in other:
+        document.add_paragraph(_xml_text(change_text(redline.changes[k])), style="List Bullet")
+
+
+def _tracked(paragraph: Any, kind: str, text: str, revision: int, stamp: str) -> None:
+    """A run inside w:ins or w:del: a revision Word shows, accepts and rejects (python-docx has no API)."""
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    wrapper = OxmlElement("w:ins" if kind == "inserted" else "w:del")
+    wrapper.set(qn("w:id"), str(revision))
+    wrapper.set(qn("w:author"), REDLINE_AUTHOR)
+    wrapper.set(qn("w:date"), stamp)
+    run = OxmlElement("w:r")
+    body = OxmlElement("w:t" if kind == "inserted" else "w:delText")
+    body.set(qn("xml:space"), "preserve")
+    body.text = text
+    run.append(body)
+    wrapper.append(run)
+    paragraph._p.append(wrapper)
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_IN_XML.sub("", text)
 
 
 # -- the service ---------------------------------------------------------------------------------

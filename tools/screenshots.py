@@ -4,7 +4,8 @@ A throw-away FOLIO_HOME; a generated contract is added the way a drop adds it, t
 answers a question, then: an answer whose sentences got every verdict is shown and a wrong-page
 sentence's mark is clicked (the supporting clause highlighted on its real page), an unsupported
 sentence's mark is hovered, the library is searched, a generated video clip is opened at a cited time,
-and an extraction table is shown with sample answers (grounded for real) and two review decisions.
+an extraction table is shown with sample answers (grounded for real) and two review decisions, and two
+versions of the contract are compared (the starter model writes the summary).
 The demo model rarely cites, so the cited answer is stored through app/ like any answer and says
 so in its model line. Saves PNGs to docs/screenshots/.
 """
@@ -47,6 +48,7 @@ def main() -> int:
     from app.context import open_app
     from app.extraction.review import review_cell
     from tests.fixtures.answers import anchor_point, store_cited_answer, store_sample_cells
+    from tests.fixtures.contract_versions import edited_contract
     from tests.fixtures.media import make_video
     from tests.fixtures.pdfs import make_contract_pdf
     from ui.main_window import MainWindow
@@ -161,6 +163,21 @@ def main() -> int:
     QApplication.primaryScreen().grabWindow(0).copy(dialog.frameGeometry()).save(str(OUT / "extraction.png"))
     print(f"saved {OUT / 'extraction.png'}")
     dialog.close()
+
+    # 6. Two versions compared: side by side, a change selected, the summary beside them.
+    old, new = edited_contract(home)
+    versions = [window.ctx.library.add(p).document.id for p in (old, new)]
+    window.refresh_library()
+    window.compare_selected(versions)
+    comparison = window.comparison
+    assert comparison is not None
+    comparison.resize(1400, 760)
+    wait(lambda: window._job is None)
+    comparison.changes.setCurrentRow(1)
+    pause(400)
+    QApplication.primaryScreen().grabWindow(0).copy(comparison.frameGeometry()).save(str(OUT / "compare.png"))
+    print(f"saved {OUT / 'compare.png'}")
+    comparison.close()
 
     window.close()
     ctx.close()

@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
 
 from app.chat import AnswerDelta, AnswerDone, ChatStarted
 from app.citations.targets import PASSAGE, CitationTarget, ClaimTarget
+from app.compare.redline import Redline
+from app.compare.summary import Summary
 from app.context import AppContext
 from app.engine.session import Progress, Session
 from app.errors import NotFound
@@ -29,6 +31,7 @@ from app.store.recent import RecentDocuments
 from app.store.search import Search, SearchHit
 from ui.background import start_worker_thread
 from ui.chat_panel import ChatPanel
+from ui.compare_view import CompareView
 from ui.conversations_panel import ConversationsPanel
 from ui.extraction_runner import ExtractionRunDialog
 from ui.library_panel import LibraryPanel
@@ -36,7 +39,7 @@ from ui.setup_menu import SetupMenu
 from ui.status_bar import StatusWidgets
 from ui.viewer_panel import DocumentViewer
 from ui.work_menu import WorkMenu
-from ui.workers import AskJob, ChatWorker, ExtractJob, IngestProgress, IngestWorker
+from ui.workers import AskJob, ChatWorker, CompareJob, ExtractJob, IngestProgress, IngestWorker, SummaryUnavailable
 
 FILE_FILTER = (
     "Documents (*.pdf *.PDF *.png *.jpg *.jpeg *.tif *.tiff *.webp *.bmp *.mp4 *.mov *.avi *.mkv *.webm);;All files (*)"
@@ -46,6 +49,7 @@ FILE_FILTER = (
 class MainWindow(QMainWindow):
     ask_job = Signal(object)
     extract_job = Signal(object)
+    compare_job = Signal(object)
     ingest_job = Signal(list, object)
 
     def __init__(self, ctx: AppContext) -> None:
@@ -57,6 +61,7 @@ class MainWindow(QMainWindow):
         self.recent = RecentDocuments(ctx.db)
         self.conversation_id: int | None = None
         self.extraction: ExtractionRunDialog | None = None
+        self.comparison: CompareView | None = None
         self._job: str | None = None  # 'ask' | 'extract' while the engine works
         self._closed = False
         self._batches: deque[bool] = deque()  # per queued ingest batch: did the user start it here?
@@ -144,6 +149,8 @@ class MainWindow(QMainWindow):
         self.chat_thread: QThread = start_worker_thread(self.chat_worker, "folio-chat", cleanup="")
         self.ask_job.connect(self.chat_worker.ask)
         self.extract_job.connect(self.chat_worker.extract)
+        self.compare_job.connect(self.chat_worker.compare)
+        self.chat_worker.compare_event.connect(self._on_compare_event)
         self.chat_worker.chat_event.connect(self._on_chat_event)
         self.chat_worker.extraction_event.connect(self._on_extraction_event)
         self.chat_worker.failed.connect(self._on_chat_failed)
@@ -195,6 +202,7 @@ class MainWindow(QMainWindow):
 
     def _connect_menus(self) -> None:
         self.work_menu.extraction_requested.connect(self.run_extraction)
+        self.work_menu.compare_requested.connect(self.compare_selected)
         self.work_menu.page_requested.connect(self.open_page)
         self.work_menu.message_requested.connect(self.open_message)
         self.work_menu.evidence_requested.connect(self.open_evidence)
@@ -386,7 +394,7 @@ class MainWindow(QMainWindow):
     # -- chat ----------------------------------------------------------------------------------
     def _engine_free(self) -> bool:
         if self._job is not None:
-            busy = "an extraction run" if self._job == "extract" else "an answer"
+            busy = {"extract": "an extraction run", "compare": "a comparison"}.get(self._job, "an answer")
             self.statusBar().showMessage(f"The model is busy with {busy}; stop it first (Esc)", 5000)
             return False
         return True
@@ -425,7 +433,7 @@ class MainWindow(QMainWindow):
     def _start_job(self, job: str) -> None:
         self._job = job
         self.chat.set_busy(True)
-        self.status.set_engine("loading" if job == "ask" else "extracting")
+        self.status.set_engine({"ask": "loading", "compare": "comparing"}.get(job, "extracting"))
 
     def _on_chat_event(self, event: object) -> None:
         if isinstance(event, ChatStarted):
@@ -469,6 +477,8 @@ class MainWindow(QMainWindow):
     def _on_chat_failed(self, reason: str) -> None:
         if self._job == "extract" and self.extraction is not None:
             self.extraction.finish("failed", reason)
+        elif self._job == "compare" and self.comparison is not None:
+            self.comparison.summary_unavailable(reason)
         else:
             self.chat.fail_answer(reason)
         self.statusBar().showMessage(reason, 10000)
@@ -499,6 +509,44 @@ class MainWindow(QMainWindow):
         dialog.show()
         self._start_job("extract")
         self.extract_job.emit(ExtractJob(template_key, ids))
+
+    # -- comparing two versions ----------------------------------------------------------------
+    def compare_selected(self, document_ids: list[int] | None = None) -> None:
+        """The two selected documents, the one added first as the old version; the redline at once (on
+        the worker thread), the model's summary after it."""
+        ids = sorted(document_ids if document_ids is not None else self.library.selected_ids())
+        if len(ids) != 2:
+            self.statusBar().showMessage("Select the two versions to compare (two documents)", 5000)
+            return
+        if not self._engine_free():
+            return
+        old, new = (self.ctx.library.get(i) for i in ids)
+        view = CompareView(old.title, new.title, self)
+        view.cancel_requested.connect(self.stop)
+        view.finished.connect(self._compare_closed)
+        self.comparison = view
+        view.show()
+        self._start_job("compare")
+        self.compare_job.emit(CompareJob(old.id, new.id))
+
+    def _compare_closed(self) -> None:
+        if self._job == "compare":  # nobody is waiting for the summary any more: free the engine
+            self.stop()
+
+    def _on_compare_event(self, event: object) -> None:
+        view = self.comparison
+        if isinstance(event, Progress):
+            self._show_progress(event)
+            if view is not None and not event.reading:
+                view.show_progress(event.text)
+        elif view is None:
+            return
+        elif isinstance(event, Redline):
+            view.show_redline(event)
+        elif isinstance(event, Summary):
+            view.show_summary(event)
+        elif isinstance(event, SummaryUnavailable):
+            view.summary_unavailable(event.reason)
 
     def _show_progress(self, event: Progress) -> None:
         if event.reading:

@@ -1,4 +1,4 @@
-"""The Work menu: search, extraction tables and templates, exports and the audit log.
+"""The Work menu: search, extraction tables and templates, comparing two versions, exports and the audit log.
 
 It only uses the Qt-free services in app/ (Search, ExtractionService tables, TemplateStore,
 Exporter, AuditLog). What belongs to the window (starting a run on its engine, opening a page, a
@@ -41,6 +41,7 @@ def _dialog(parent: QWidget, title: str, widget: QWidget) -> QDialog:
 
 class WorkMenu(QObject):
     extraction_requested = Signal()  # run a template on the selected documents
+    compare_requested = Signal()  # compare the two selected documents
     page_requested = Signal(int, int, object)  # document id, page, words to mark (tuple[str, ...])
     message_requested = Signal(int, int)  # conversation id, message id
     evidence_requested = Signal(object)  # app.extraction.runner.Evidence
@@ -56,6 +57,7 @@ class WorkMenu(QObject):
             ("search", "&Search…", "Ctrl+Shift+F", self.search),
             ("run_extraction", "&Run extraction on selected documents…", "", self.extraction_requested),
             ("table", "Extraction &table…", "", self.show_table),
+            ("compare", "&Compare the two selected documents…", "Ctrl+Shift+D", self.compare_requested),
             ("templates", "&Templates…", "", self.edit_template),
             ("export_conversation", "Export &conversation…", "", self.conversation_export_requested),
             ("verify_audit", "&Verify audit log", "", self.verify_audit),

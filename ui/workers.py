@@ -1,6 +1,6 @@
 """Qt workers: long work runs on its own thread, one owner per resource, results come back as signals.
 
-The chat worker runs questions and extraction runs, in turn, on the window's session (one engine); the
+The chat worker runs questions, extraction runs and comparisons, in turn, on the window's session (one engine); the
 ingest worker owns the writes of new documents. Each opens its own SQLite connection. The UI
 thread reads, renders and makes the odd one-row write (rename, delete, recent documents).
 
@@ -10,6 +10,7 @@ function has no receiver, so Qt would call it in the worker's thread.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,19 @@ class ExtractJob:
 
 
 @dataclass(frozen=True)
+class CompareJob:
+    old_id: int
+    new_id: int
+
+
+@dataclass(frozen=True)
+class SummaryUnavailable:
+    """The redline stands; the model's summary could not be written (no model set up, stopped, ...)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class IngestProgress:
     index: int
     total: int
@@ -51,6 +65,7 @@ class IngestProgress:
 class ChatWorker(QObject):
     chat_event = Signal(object)  # app.chat.ChatEvent
     extraction_event = Signal(object)  # app.extraction.runner.ExtractionEvent
+    compare_event = Signal(object)  # Redline, then Progress..., then Summary or SummaryUnavailable
     failed = Signal(str)
     finished = Signal()  # after every job, question or extraction run
 
@@ -60,6 +75,7 @@ class ChatWorker(QObject):
         self.session = session
         self._service: ChatService | None = None
         self._extraction: ExtractionService | None = None
+        self._compare_stop = threading.Event()  # a comparison's summary stops between requests
 
     def _svc(self) -> ChatService:
         if self._service is None:  # created on the worker thread: its DB connection lives here
@@ -104,6 +120,44 @@ class ChatWorker(QObject):
         finally:
             self.finished.emit()
 
+    @Slot(object)
+    def compare(self, job: CompareJob) -> None:
+        """The redline of two library documents, then the model's summary of it on the shared engine."""
+        from app.compare.redline import compare
+        from app.compare.summary import summarise
+        from app.compare.versions import version_from_library
+
+        self._compare_stop.clear()
+        try:
+            ctx = self._svc().ctx
+            redline = compare(version_from_library(ctx, job.old_id), version_from_library(ctx, job.new_id))
+            self.compare_event.emit(redline)
+            if not redline.changes:
+                self.compare_event.emit(SummaryUnavailable("the two versions have the same words"))
+                return
+            try:
+                written = summarise(
+                    ctx,
+                    self.session,
+                    redline,
+                    job.old_id,
+                    job.new_id,
+                    on_progress=self.compare_event.emit,
+                    stop=self._compare_stop,
+                )
+            except Cancelled:
+                self.compare_event.emit(SummaryUnavailable("stopped"))
+            except USER_ERRORS as exc:
+                self.compare_event.emit(SummaryUnavailable(one_line(exc)))
+            else:
+                self.compare_event.emit(written)
+        except USER_ERRORS as exc:
+            self.failed.emit(one_line(exc))
+        except Exception as exc:
+            self.failed.emit(f"unexpected error: {type(exc).__name__}: {one_line(exc)}")
+        finally:
+            self.finished.emit()
+
     def _extractor(self) -> ExtractionService:
         if self._extraction is None:
             chat = self._svc()
@@ -115,6 +169,7 @@ class ChatWorker(QObject):
 
     def cancel(self) -> None:
         """Called from the UI thread: only sets cancel flags, which are thread-safe."""
+        self._compare_stop.set()
         if self._extraction is not None:
             self._extraction.cancel()  # also stops a run between two fields
         self.session.cancel()

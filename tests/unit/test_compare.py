@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from app.compare.apply import apply_changes
 from app.compare.markdown import to_markdown
 from app.compare.redline import Redline, compare
+from app.compare.tracked import accepted, tracked_paragraphs
 from app.compare.versions import Block, Version
 from app.compare.words import body_blocks, fold
 
@@ -164,6 +165,7 @@ def test_any_two_versions_rebuild_exactly(
     redline = compare(before, after)
     # A short clause alone on each of 3+ pages is a running header by the rules tested above.
     assert rebuilt(redline) == fold(" ".join(b.text for b in body_blocks(after))).split()
+    assert accepted(tracked_paragraphs(redline)) == rebuilt(redline)  # the .docx export's tracked text
     for change in redline.changes:
         assert 1 <= change.old_at.first <= change.old_at.last <= before.page_count
         assert 1 <= change.new_at.first <= change.new_at.last <= after.page_count

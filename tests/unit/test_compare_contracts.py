@@ -161,6 +161,17 @@ def test_folio_compare_prints_and_writes_the_redline(tmp_path: Path) -> None:
     code, _, err = run_folio("compare", "1", "2", "--out", str(target))  # no silent replace
     assert code == 1 and err.count("\n") == 1 and "already exists" in err
     assert run_folio("compare", "1", "2", "--out", str(target), "--force")[0] == 0
+    for name in ("redline.pdf", "redline.docx"):  # the other formats, by their extension
+        assert run_folio("compare", "1", "2", "--out", str(tmp_path / name))[0] == 0
+    import docx
+    import pymupdf
+
+    with pymupdf.open(tmp_path / "redline.pdf") as pdf:
+        assert "Delaware," in " ".join(" ".join(page.get_text() for page in pdf).split())
+    body = docx.Document(str(tmp_path / "redline.docx")).element.body
+    assert "Delaware," in " ".join(t.text or "" for t in body.iter(docx.oxml.ns.qn("w:t")))
+    code, _, err = run_folio("compare", "1", "2", "--out", str(tmp_path / "redline.txt"))
+    assert code == 1 and "use one of .md, .pdf, .docx" in err
 
 
 def test_a_file_outside_the_library_is_read_but_not_added(tmp_path: Path) -> None:
