@@ -66,7 +66,12 @@ def progress_of(event: EngineEvent, label: str) -> Progress | None:
     return None
 
 
-_REUSED_FROM = {"context": "still in the model's context", "memory": "snapshot in memory", "disk": "snapshot on disk"}
+_REUSED_FROM = {
+    "context": "still in the model's context",
+    "memory": "snapshot in memory",
+    "disk": "snapshot on disk",
+    "checkpoint": "continuing an unfinished reading",
+}
 
 
 @dataclass(frozen=True)
