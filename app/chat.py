@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from app.citations.grounding import ground_answer
 from app.context import AppContext
-from app.engine.session import BuildMessages, Documents, Progress, Session, progress_of
+from app.engine.session import BuildMessages, Documents, Progress, Session, note_saved, progress_of
 from app.errors import FolioError
 from app.store.audit import record_question
 from app.store.conversations import Conversations, MessageRow
@@ -15,7 +15,7 @@ from assets import read_text
 from inference.chat_format import Message
 from inference.engine_api import Engine, Sampling
 from inference.errors import EngineError
-from inference.events import Finished, GenerationStats, TokenText
+from inference.events import Finished, GenerationStats, StateSaved, TokenText
 from inference.prompt import PromptDocument, build_messages
 from inference.thinking import ThinkingSplitter
 
@@ -128,6 +128,8 @@ class ChatService:
                         emit(AnswerDelta(channel, text))
                 elif isinstance(event, Finished):
                     stats = event.stats
+                elif isinstance(event, StateSaved):
+                    note_saved(self.ctx, plan, event)
                 else:
                     progress = progress_of(event, plan.label)
                     if progress is not None:

@@ -9,20 +9,22 @@ it saved and how far it came go into the document's reading record (app.engine.r
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from app.caches import NOTE_EVERY_S, Readings, ReadState
 from app.chat import question_messages
-from app.engine.session import Progress, Session, progress_of
-from app.errors import FolioError
+from app.engine.session import Progress, Session, note_saved, progress_of
+from app.errors import USER_ERRORS, FolioError, one_line
 from inference.engine_api import Sampling
 from inference.events import Finished, GenerationStats, PrefixReused, StateSaved
 
 if TYPE_CHECKING:
     from app.context import AppContext
+    from app.store.library import DocumentRow
 
 
 def read_document(
@@ -30,9 +32,12 @@ def read_document(
     session: Session,
     document_id: int,
     on_progress: Callable[[Progress], None],
+    *,
+    background: bool = False,
 ) -> GenerationStats:
     """Read one document into the active local model, as a first question about it would, and keep
-    it on disk. A cancel (session.cancel) stops between chunks and keeps a checkpoint of what was read."""
+    it on disk. A cancel (session.cancel) stops between chunks and keeps a checkpoint of what was read;
+    in the background, so does any other request for the engine (stop_reason 'cancelled')."""
     if session.served_label() is not None:
         raise FolioError("reading ahead is for a local model; a model server keeps its own cache")
     if not ctx.settings.state_cache_gb:
@@ -56,12 +61,9 @@ def read_document(
     last_note = 0.0
     reused = 0  # tokens restored from a checkpoint: part of what is read
     try:
-        for event in session.generate(plan.config, request):
+        for event in session.generate(plan.config, request, background=background):
             if isinstance(event, StateSaved):
-                if event.complete:
-                    readings.note(model_sha, doc.sha256, key=event.key, total=event.tokens, checkpoint="", kept=0)
-                else:
-                    readings.note(model_sha, doc.sha256, checkpoint=event.key, kept=event.tokens)
+                note_saved(ctx, plan, event)
                 continue
             if isinstance(event, Finished):
                 stats = event.stats
@@ -110,3 +112,125 @@ def wait_for_reading(ctx: AppContext, document_ids: list[int], on_progress: Call
         return  # a selection of several documents is a different prefix: nothing to wait for
     doc = ctx.library.get(document_ids[0])
     Readings(ctx.paths).wait_for_other_reader(model_sha, doc.sha256, on_progress)
+
+
+def on_battery() -> bool:
+    """True when the computer runs on battery (psutil tells; a desktop has none)."""
+    import psutil
+
+    try:
+        battery = psutil.sensors_battery()
+    except (OSError, RuntimeError, NotImplementedError):
+        return False
+    return battery is not None and not battery.power_plugged
+
+
+@dataclass(frozen=True)
+class ReadAheadStatus:
+    """What the background reader is doing, for the status bar."""
+
+    state: str  # reading | waiting (a question has the engine) | paused | idle (nothing to read) | off
+    title: str = ""
+    document_id: int | None = None
+    progress: Progress | None = None
+    reason: str = ""  # why it is off, or the last document's error
+
+    def words(self) -> str:
+        if self.state == "reading" and self.progress is not None and self.progress.reading:
+            state = ReadState("reading", self.progress.done, self.progress.total, self.progress.eta_s)
+            return f"{self.title}: {state.words()}"
+        if self.state == "reading":
+            return f"{self.title}: starting to read"
+        if self.state == "paused":
+            return "paused"
+        if self.state == "waiting":
+            return f"{self.title}: waiting for the answer"
+        if self.state == "off":
+            return f"off ({self.reason})"
+        return "all documents read" if not self.reason else f"stopped on {self.reason}"
+
+
+class ReadAhead:
+    """Reads the documents not yet read with the active local model, newest first, one at a time,
+    in the background: run() on a thread of its own with its own AppContext. A question preempts it
+    (the session cancels the read between chunks, keeping a checkpoint); the next turn resumes it."""
+
+    def __init__(self, ctx: AppContext, session: Session) -> None:
+        self.ctx = ctx
+        self.session = session
+        self.paused = False
+        self._stop = threading.Event()
+        self._poke = threading.Event()
+        self._failed: set[int] = set()  # documents whose read failed: not retried until poked
+
+    def why_off(self) -> str | None:
+        settings = self.ctx.settings
+        if not settings.read_ahead:
+            return "off in Settings"
+        if settings.server_url.strip():
+            return "a model server answers; it keeps its own cache"
+        if not settings.state_cache_gb:
+            return "the snapshot cache is off"
+        if not settings.read_ahead_on_battery and on_battery():
+            return "on battery"
+        return None
+
+    def next_document(self) -> DocumentRow | None:
+        model_sha = _local_model_sha(self.ctx)
+        if model_sha is None:
+            return None
+        readings = Readings(self.ctx.paths)
+        for doc in sorted(self.ctx.library.all(), key=lambda d: d.id, reverse=True):
+            if doc.id in self._failed or doc.status != "ready":
+                continue
+            if readings.state(model_sha, doc.sha256).kind in ("unread", "partial"):
+                return doc
+        return None
+
+    def poke(self, *, retry_failed: bool = False) -> None:
+        """Look again now (a document was added, a setting or the model changed, an answer ended)."""
+        if retry_failed:
+            self._failed.clear()
+        self._poke.set()
+
+    def pause(self) -> None:
+        self.paused = True
+        self.session.pause_background()
+        self._poke.set()
+
+    def resume(self) -> None:
+        self.paused = False
+        self._poke.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.session.pause_background()
+        self._poke.set()
+
+    def run(self, on_status: Callable[[ReadAheadStatus], None], idle_s: float = 30.0) -> None:
+        """Until stop(): read the next document, or wait for a poke (or idle_s) when there is none."""
+        while not self._stop.is_set():
+            reason = self.why_off()
+            doc = None if reason or self.paused else self.next_document()
+            if doc is None:
+                state = "off" if reason else "paused" if self.paused else "idle"
+                on_status(ReadAheadStatus(state, reason=reason or ""))
+                self._poke.wait(idle_s)
+                self._poke.clear()
+                continue
+            if self.session.wanted:
+                on_status(ReadAheadStatus("waiting", doc.title, doc.id))
+            self._read(doc, on_status)
+
+    def _read(self, doc: DocumentRow, on_status: Callable[[ReadAheadStatus], None]) -> None:
+        def progress(p: Progress) -> None:
+            on_status(ReadAheadStatus("reading", doc.title, doc.id, p))
+
+        try:
+            stats = read_document(self.ctx, self.session, doc.id, progress, background=True)
+        except USER_ERRORS as exc:
+            self._failed.add(doc.id)
+            on_status(ReadAheadStatus("idle", doc.title, doc.id, reason=f"{doc.title}: {one_line(exc)}"))
+            return
+        if stats.stop_reason == "cancelled":
+            on_status(ReadAheadStatus("paused" if self.paused else "waiting", doc.title, doc.id))

@@ -36,8 +36,9 @@ PROGRESS_STEPS = 100  # per file, so the bar also moves while one long scan is r
 ROLE_FAILED = Qt.ItemDataRole.UserRole + 1
 
 
-def describe(doc: DocumentRow, attachment: int | None = None) -> str:
-    """Two lines for the list; an e-mail's attachment is indented under it with its number."""
+def describe(doc: DocumentRow, attachment: int | None = None, reading: str = "") -> str:
+    """Two lines for the list (three with its reading state with the local model); an e-mail's
+    attachment is indented under it with its number."""
     is_clip = doc.kind == "video" and doc.duration_s is not None
     if is_clip:
         minutes, seconds = divmod(round(doc.duration_s or 0), 60)
@@ -50,7 +51,8 @@ def describe(doc: DocumentRow, attachment: int | None = None) -> str:
     icon = KIND_ICONS.get(doc.kind, "•")
     indent = "        " if attachment is not None else ""
     first = f"📎 attachment {attachment} · {icon} {doc.title}" if attachment is not None else f"{icon} {doc.title}"
-    return f"{indent}{first}\n{indent}    {extent} · ~{doc.token_estimate:,} tokens{status}"
+    lines = f"{indent}{first}\n{indent}    {extent} · ~{doc.token_estimate:,} tokens{status}"
+    return lines + (f"\n{indent}    {reading}" if reading else "")
 
 
 def in_reading_order(
@@ -84,6 +86,7 @@ class LibraryPanel(QWidget):
     def __init__(self, search: Search | None = None) -> None:
         super().__init__()
         self.search = search
+        self._listed: dict[int, tuple[DocumentRow, int | None]] = {}  # listed documents, by id
         self.list = QListWidget()
         self.list.setObjectName("library")
         self.list.setSelectionMode(QListWidget.SelectionMode.ExtendedSelection)
@@ -156,15 +159,19 @@ class LibraryPanel(QWidget):
         documents: list[DocumentRow],
         select: int | None = None,
         attachments: dict[int, tuple[int, int]] | None = None,
+        reading: dict[int, str] | None = None,
     ) -> None:
-        """`attachments`: document id -> (e-mail id, attachment number), to list them under their e-mail."""
+        """`attachments`: document id -> (e-mail id, attachment number), to list them under their e-mail;
+        `reading`: document id -> its reading state in words (with the local model)."""
         selected = set(self.selected_ids()) if select is None else {select}
         current = self.current_id() if select is None else select
         failed = self.failed_items()
         self.list.blockSignals(True)
         self.list.clear()
+        self._listed = {}
         for doc, attachment in in_reading_order(documents, attachments or {}):
-            item = QListWidgetItem(describe(doc, attachment))
+            self._listed[doc.id] = (doc, attachment)
+            item = QListWidgetItem(describe(doc, attachment, (reading or {}).get(doc.id, "")))
             item.setData(Qt.ItemDataRole.UserRole, doc.id)
             item.setToolTip(plain_tooltip(f"{doc.source_path}\nsha256 {doc.sha256}"))
             self.list.addItem(item)
@@ -178,6 +185,14 @@ class LibraryPanel(QWidget):
         self.empty_hint.setVisible(not documents and not failed)
         self._emit_selection()
         self._emit_current()
+
+    def show_reading(self, reading: dict[int, str]) -> None:
+        """Rewrite the reading state of the listed documents in place (selection and scroll stay)."""
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            listed = self._listed.get(item.data(Qt.ItemDataRole.UserRole))
+            if listed is not None and listed[0].id in reading:
+                item.setText(describe(*listed, reading[listed[0].id]))
 
     def add_failure(self, name: str, reason: str) -> None:
         """A file that could not be added stays on the list, marked, with the reason on the item."""

@@ -12,38 +12,18 @@ import numpy as np
 import pytest
 
 from inference.engine import LocalEngine
-from inference.engine_api import EngineConfig, GenerateRequest
+from inference.engine_api import GenerateRequest
 from inference.engine_process import EngineProcess
 from inference.events import EngineEvent, Finished, PrefillProgress, PrefixReused
-from tests.e2e.test_prefix_cache import Asker
+from tests.e2e.test_prefix_cache import Asker, _config, _fresh_logits
 
 pytestmark = pytest.mark.e2e
 
 SMALL_CHUNKS = {"n_batch": 64, "n_ubatch": 64}
 
 
-def _config(model: Path, cache: Path | None, checkpoint_s: float = 30.0, **kw: int) -> EngineConfig:
-    return EngineConfig(
-        str(model),
-        n_ctx=kw.pop("n_ctx", 4096),
-        n_threads=2,
-        state_cache_dir=str(cache) if cache else "",
-        state_cache_bytes=1 << 30,
-        checkpoint_s=checkpoint_s,
-        **kw,
-    )
-
-
 def _records(cache: Path) -> list[dict[str, object]]:
     return [json.loads(p.read_text()) for p in sorted(cache.glob("*.json"))]
-
-
-def _fresh_logits(model: Path, request: GenerateRequest) -> np.ndarray:
-    engine = LocalEngine(_config(model, None, **SMALL_CHUNKS), cancelled=lambda: False)
-    try:
-        return engine.prompt_logits(request)
-    finally:
-        engine.close()
 
 
 def _cancelled_read(model: Path, cache: Path, request: GenerateRequest, after: int) -> None:
@@ -88,7 +68,7 @@ def test_resuming_from_a_checkpoint_equals_an_uninterrupted_read(model: Path, tm
     # The read completed: its snapshot replaced the checkpoint.
     records = _records(cache)
     assert len(records) == 1 and "checkpoint" not in records[0] and records[0]["tokens"] == n_prefix
-    assert np.array_equal(resumed, _fresh_logits(model, question))
+    assert np.array_equal(resumed, _fresh_logits(model, question, **SMALL_CHUNKS))
 
 
 def test_a_damaged_checkpoint_is_never_used(tiny_qwen35: Path, tmp_path: Path) -> None:
@@ -109,7 +89,7 @@ def test_a_damaged_checkpoint_is_never_used(tiny_qwen35: Path, tmp_path: Path) -
         assert engine.last_reuse == (0, "")  # read again from the start, not from the bad checkpoint
     finally:
         engine.close()
-    assert np.array_equal(logits, _fresh_logits(tiny_qwen35, question))
+    assert np.array_equal(logits, _fresh_logits(tiny_qwen35, question, **SMALL_CHUNKS))
 
 
 def test_kill_9_in_the_middle_of_a_read_resumes_from_a_checkpoint(starter_gguf: Path, tmp_path: Path) -> None:
@@ -150,4 +130,4 @@ def test_kill_9_in_the_middle_of_a_read_resumes_from_a_checkpoint(starter_gguf: 
         second.close()
     records = _records(cache)
     assert len(records) == 1 and "checkpoint" not in records[0]  # checkpoints gone, the snapshot stays
-    assert np.array_equal(logits, _fresh_logits(starter_gguf, question))
+    assert np.array_equal(logits, _fresh_logits(starter_gguf, question, **SMALL_CHUNKS))
