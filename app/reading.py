@@ -3,7 +3,7 @@
 A read renders the prompt a question about that one document uses (the same instructions, the same
 planned context) and has the local engine read only the documents (`GenerateRequest.read_only`).
 The engine writes checkpoints while it reads and the snapshot at the end (inference.engine); what
-it saved and how far it came go into the document's reading record (app.engine.readings).
+it saved and how far it came go into the document's reading record (app.caches.Readings).
 """
 
 from __future__ import annotations

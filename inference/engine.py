@@ -287,7 +287,8 @@ class LocalEngine:
         if key and self.store is not None and self.store.has(key):
             emit(StateSaved(key, prompt.prefix_cells, complete=True))
         if request.read_only:
-            return GenerationStats(prompt.prefix_cells, cached, 0, prefill_ms, 0.0, self.n_ctx, "read")
+            kept = min(cached, prompt.prefix_cells)  # the context may hold more than the documents
+            return GenerationStats(prompt.prefix_cells, kept, 0, prefill_ms, 0.0, self.n_ctx, "read")
         ttft: list[float] = []
         completion, reason, drafts = self._sample_loop(
             request.sampling,

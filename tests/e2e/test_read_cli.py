@@ -81,3 +81,29 @@ def test_read_ctrl_c_keeps_what_was_read_and_the_next_read_continues(starter_hom
     timings = dict(pair.split("=") for pair in err.split("timings: ", 1)[1].split())
     assert int(timings["cached_tokens"]) == kept_tokens + read_now  # the question starts from the read
     assert int(timings["prefill_tokens"]) < 60  # just the question was read
+
+
+def test_ask_waits_for_the_read_another_folio_is_doing(starter_home: Path, tmp_path: Path) -> None:
+    code, _out, err = run_folio("add", str(_long_contract(tmp_path / "supply.txt", 110)))
+    assert code == 0, err
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "read", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env=os.environ.copy(),
+    )
+    assert reader.stderr is not None
+    for line in reader.stderr:
+        if line.startswith("reading "):
+            break
+    listed = _list_line(1)
+    assert re.search(r"\(reading \d+% · about [\d]+ (s|min) left\)", listed), listed
+    code, _out, err = run_folio("ask", "1", "When is order 7 delivered?", "--timings")
+    assert code == 0, err
+    assert "another Folio is reading this document: reading" in err
+    out_reader, _ = reader.communicate(timeout=300)
+    assert reader.returncode == 0 and "ready — questions start at once" in out_reader
+    timings = dict(pair.split("=") for pair in err.split("timings: ", 1)[1].split())
+    assert int(timings["prefill_tokens"]) < 60  # the document was not read a second time
