@@ -1,15 +1,27 @@
-"""What Folio keeps only to be fast, and clearing it: document snapshots and remembered GGUF facts.
+"""What Folio keeps only to be fast, and clearing it: document snapshots, remembered GGUF facts, and
+the reading records that say which documents were read with which model.
 
-Both rebuild themselves on demand (a snapshot by reading the document again, facts by reading the
+All rebuild themselves on demand (a snapshot by reading the document again, facts by reading the
 GGUF header again), so clearing them never loses the user's work.
+
+A reading record is kept per (model, document) by a read (app.reading): the snapshot and checkpoint
+the engine reported saving (`StateSaved`), and while the read runs the reading process's id and its
+progress. The state shown is checked each time it is shown: "ready" only while the snapshot's file
+is there, "reading" only while that process is alive and reporting.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from app.paths import Paths
+from common.files import atomic_write_bytes, private_dir
 from inference.state_cache import StateStore
 
 
@@ -62,3 +74,90 @@ def human_size(n: int) -> str:
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
     return f"{n} bytes"
+
+
+NOTE_EVERY_S = 1.0  # how often a running read writes its progress for other processes
+STALE_S = 120.0  # a "reading" record this old without news is not believed (a process hung or a pid reused)
+
+
+@dataclass(frozen=True)
+class ReadState:
+    kind: str  # ready | reading | partial | unread
+    done: int = 0  # tokens read (reading) or kept in the last checkpoint (partial)
+    total: int = 0
+    eta_s: float = 0.0
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.done / self.total) if self.total else 0
+
+    def words(self) -> str:
+        if self.kind == "ready":
+            return "ready — questions start at once"
+        if self.kind == "reading":
+            return f"reading {self.percent}% · about {_minutes(self.eta_s)} left"
+        if self.kind == "partial":
+            return f"read {self.percent}% · continues where it stopped"
+        return "not read yet"
+
+
+def _minutes(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    return f"{round(seconds / 60)} min"
+
+
+def _alive(pid: int) -> bool:
+    import psutil
+
+    return pid > 0 and psutil.pid_exists(pid)
+
+
+class Readings:
+    """The reading records of one Folio home: what was read, with which model, how far."""
+
+    def __init__(self, paths: Paths) -> None:
+        self.folder = paths.cache_dir / "reading"
+        self.store = StateStore(paths.state_cache_dir, 0)
+
+    def _file(self, model_sha: str, doc_sha: str) -> Path:
+        return self.folder / f"{model_sha[:16]}-{doc_sha[:16]}.json"
+
+    def record(self, model_sha: str, doc_sha: str) -> dict[str, Any]:
+        try:
+            data = json.loads(self._file(model_sha, doc_sha).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def note(self, model_sha: str, doc_sha: str, **fields: Any) -> None:
+        private_dir(self.folder)
+        record = {**self.record(model_sha, doc_sha), **fields, "updated": time.time()}
+        atomic_write_bytes(self._file(model_sha, doc_sha), json.dumps(record).encode())
+
+    def forget_document(self, doc_sha: str) -> None:
+        """Delete the document's reading records, with every model (a purge leaves no trace of it)."""
+        if self.folder.is_dir():
+            for path in self.folder.glob(f"*-{doc_sha[:16]}.json"):
+                path.unlink(missing_ok=True)
+
+    def state(self, model_sha: str, doc_sha: str) -> ReadState:
+        rec = self.record(model_sha, doc_sha)
+        total = int(rec.get("total", 0))
+        if rec.get("key") and self.store.has(str(rec["key"])):
+            return ReadState("ready", total, total)
+        pid = int(rec.get("pid") or 0)
+        if pid and pid != os.getpid() and _alive(pid) and time.time() - float(rec.get("updated", 0)) < STALE_S:
+            return ReadState("reading", int(rec.get("done", 0)), total, float(rec.get("eta_s", 0.0)))
+        if rec.get("checkpoint") and self.store.has(str(rec["checkpoint"])):
+            return ReadState("partial", int(rec.get("kept", 0)), total)
+        return ReadState("unread", 0, total)
+
+    def wait_for_other_reader(
+        self, model_sha: str, doc_sha: str, on_progress: Callable[[ReadState], None], poll_s: float = 1.0
+    ) -> None:
+        """Return once no other process is reading this document with this model (it finished, was
+        stopped or died): a question then starts from what it read instead of reading it twice."""
+        while (state := self.state(model_sha, doc_sha)).kind == "reading":
+            on_progress(state)
+            time.sleep(poll_s)

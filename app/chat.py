@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from app.citations.grounding import ground_answer
 from app.context import AppContext
-from app.engine.session import Documents, Progress, Session, progress_of
+from app.engine.session import BuildMessages, Documents, Progress, Session, note_saved, progress_of
 from app.errors import FolioError
 from app.store.audit import record_question
 from app.store.conversations import Conversations, MessageRow
@@ -15,7 +15,7 @@ from assets import read_text
 from inference.chat_format import Message
 from inference.engine_api import Engine, Sampling
 from inference.errors import EngineError
-from inference.events import Finished, GenerationStats, TokenText
+from inference.events import Finished, GenerationStats, StateSaved, TokenText
 from inference.prompt import PromptDocument, build_messages
 from inference.thinking import ThinkingSplitter
 
@@ -52,6 +52,17 @@ class AnswerDone:
 
 ChatEvent = ChatStarted | Progress | AnswerDelta | AnswerDone
 EventSink = Callable[[ChatEvent], None]
+
+
+def question_messages(history: list[Message], question: str) -> BuildMessages:
+    """The conversation of a question: the answering instructions and the documents first (the
+    prefix the engine keeps), then the history and the question."""
+    instructions = read_text("prompts", "answer.md")
+
+    def build(documents: list[PromptDocument]) -> list[Message]:
+        return build_messages(instructions, documents, history, question)
+
+    return build
 
 
 class ChatService:
@@ -93,12 +104,8 @@ class ChatService:
             raise FolioError("no document selected")
         think = self.ctx.settings.thinking if thinking is None else thinking
         history = self._history(conversation_id) if conversation_id is not None else []
-        instructions = read_text("prompts", "answer.md")
         answer_tokens = max_tokens or self.ctx.settings.max_answer_tokens
-
-        def build(documents: list[PromptDocument]) -> list[Message]:
-            return build_messages(instructions, documents, history, question)
-
+        build = question_messages(history, question)
         plan = self.session.prepare(self.ctx, document_ids, build, think=think, answer_tokens=answer_tokens)
         if plan.config is None:
             emit(Progress(f"connected to {plan.label}"))
@@ -121,6 +128,8 @@ class ChatService:
                         emit(AnswerDelta(channel, text))
                 elif isinstance(event, Finished):
                     stats = event.stats
+                elif isinstance(event, StateSaved):
+                    note_saved(self.ctx, plan, event)
                 else:
                     progress = progress_of(event, plan.label)
                     if progress is not None:

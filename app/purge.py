@@ -43,6 +43,7 @@ class PurgeResult:
 
 
 def purge_document(ctx: AppContext, doc_id: int) -> PurgeResult:
+    from app.caches import Readings
     from inference.state_cache import StateStore
 
     db = ctx.db
@@ -108,6 +109,7 @@ def purge_document(ctx: AppContext, doc_id: int) -> PurgeResult:
             # Last before the commit: a failure above keeps the snapshots, a crash after this
             # point has already removed them.
             snapshots = StateStore(ctx.paths.state_cache_dir, 0).discard_tagged(doc.sha256)
+            Readings(ctx.paths).forget_document(doc.sha256)
     finally:
         db.execute("PRAGMA secure_delete = OFF")
     audit.sync_head()

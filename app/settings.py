@@ -60,6 +60,8 @@ class Settings:
     state_cache_gb: int = 20  # disk kept for document snapshots (reopening is instant); 0 = none
     speculative: bool = True  # draft tokens (prompt lookup, MTP layers) and let the model check them
     draft_tokens: int = 8  # the most drafted tokens checked per step (fewer when they do not pay)
+    read_ahead: bool = True  # read new documents into the local model in the background (never for a server)
+    read_ahead_on_battery: bool = False  # also while the computer runs on battery
     server_url: str = ""  # OpenAI-compatible model server on the user's LAN; "" = off, no sockets
     server_model: str = ""  # the served model's name; "" = the first one the server lists
     server_timeout_s: int = 600  # longest silence accepted from the server (it reads long prompts)

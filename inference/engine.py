@@ -11,7 +11,12 @@ tokens after it are evaluated. In order of preference:
 - recurrent state (hybrid qwen35, Mamba...) cannot be rolled back: if the context holds exactly a
   shared part, continue after it; otherwise restore the recurrent part of the state copied to
   memory right after the prefix (tens of MB) and trim the attention KV cache back to the prefix;
-- a snapshot file of the prefix, written when it was first read, loaded by llama.cpp itself.
+- a snapshot file of the prefix, written when it was first read, loaded by llama.cpp itself;
+- a checkpoint file of part of the prefix, written during an earlier read that did not finish
+  (quit, crash, kill -9, cancel): the read continues after the longest one that checks out.
+Checkpoints are written at chunk ends of the prefix, every `checkpoint_s` seconds of reading (and
+never more often than 20 times the last save took, so saving costs at most ~5% of the reading),
+and on cancel; the chunk ends of a fresh read are the same, so a resumed read is bit-identical.
 The tests prove equivalence on logits: restored == fresh, bit for bit.
 
 Scanned pages and keyframes (image parts) go through the vision projector (inference.vision) into
@@ -39,16 +44,17 @@ from inference.chat_format import PromptPart
 from inference.drafters import MtpDrafter
 from inference.engine_api import EngineConfig, GenerateRequest, Sampling, TokenCount
 from inference.errors import ContextOverflow, EngineError
-from inference.events import EngineEvent, Finished, GenerationStats, PrefillProgress, PrefixReused
+from inference.events import EngineEvent, Finished, GenerationStats, PrefillProgress, PrefixReused, StateSaved
 from inference.llama_native import ContextParams, NativeContext, NativeModel, NativeSampler, lib
 from inference.speculative import AnswerWriter, DraftCounts, Drafting
-from inference.state_cache import StateStore, state_key
+from inference.state_cache import StateStore, prefix_keys, state_key
 from inference.tokens import common_prefix
 from inference.vision import ImagePiece, Piece, Vision, VisionEvalError, estimate_image_tokens, has_images, prepare
 
 __all__ = ["EngineConfig", "GenerateRequest", "LocalEngine", "Sampling", "run_generation"]
 
 MIN_ANSWER_TOKENS = 16
+CHECKPOINT_COST_SHARE = 0.05  # at most this share of reading time goes into writing checkpoints
 _DECODE_ABORTED = 2
 _DECODE_NO_SLOT = 1
 
@@ -90,6 +96,7 @@ class LocalEngine:
         self._model_identity = ""
         self.last_reuse: tuple[int, str] = (0, "")
         self._tags: tuple[str, ...] = ()  # the running request's prefix_tags, for its snapshot record
+        self._checkpoints: list[str] = []  # checkpoints of the prefix being read: deleted when it is read
         try:
             self.configure(config)
         except BaseException:
@@ -265,11 +272,18 @@ class LocalEngine:
                 f"the prompt needs {prompt.cells:,} tokens but the context holds {self.n_ctx:,}; "
                 "select fewer pages or documents"
             )
-        n_keep = self._read_prompt(prompt, emit)
+        until = prompt.n_prefix if request.read_only else len(prompt.keys)
+        n_keep = self._read_prompt(prompt, emit, until)
         prefill_ms = (time.perf_counter() - t0) * 1000
         cached = _cells_before(prompt.pieces, n_keep)
         if self._cancelled():
             return GenerationStats(prompt.cells, cached, 0, prefill_ms, 0.0, self.n_ctx, "cancelled")
+        key = self._key(prompt) if prompt.n_prefix else ""
+        if key and self.store is not None and self.store.has(key):
+            emit(StateSaved(key, prompt.prefix_cells, complete=True))
+        if request.read_only:
+            kept = min(cached, prompt.prefix_cells)  # the context may hold more than the documents
+            return GenerationStats(prompt.prefix_cells, kept, 0, prefill_ms, 0.0, self.n_ctx, "read")
         ttft: list[float] = []
         completion, reason, drafts = self._sample_loop(
             request.sampling,
@@ -301,8 +315,9 @@ class LocalEngine:
         assert self.ctx is not None
         return self.ctx.logits()
 
-    def _read_prompt(self, prompt: Prompt, emit: Callable[[EngineEvent], None]) -> int:
-        """Bring the context to hold the prompt; returns how many positions were reused, not read."""
+    def _read_prompt(self, prompt: Prompt, emit: Callable[[EngineEvent], None], until: int | None = None) -> int:
+        """Bring the context to hold the prompt (up to position `until`: a read of the documents alone
+        stops at the end of the prefix); returns how many positions were reused, not read."""
         start = time.perf_counter()
         n_keep, source = self._reuse(prompt)
         self.last_reuse = (n_keep, source)
@@ -310,7 +325,7 @@ class LocalEngine:
             self._drafting.follow(self._held, prompt.n_prefix)
         if n_keep:
             emit(PrefixReused(_cells_before(prompt.pieces, n_keep), source, time.perf_counter() - start))
-        self._prefill(prompt, n_keep, emit)
+        self._prefill(prompt, n_keep, emit, len(prompt.keys) if until is None else until)
         return n_keep
 
     # -- reuse ---------------------------------------------------------------------------------------
@@ -322,9 +337,12 @@ class LocalEngine:
         shared = _shared_cuts(self._cuts, layout, min(common_prefix(held, keys), limit))
         key = self._key(prompt) if n_prefix else ""
         may_load = bool(key) and self.store is not None and self.store.has(key) and n_prefix <= limit
+        # Checkpoints of an unfinished read of this prefix, shortest first (only when no snapshot).
+        found = self._checkpoints_of(prompt, layout) if key and not may_load and n_prefix <= limit else []
+        self._checkpoints = [k for _, k in found]
         if shared:
             cut = shared[-1]
-            better_on_disk = may_load and cut < n_prefix
+            better_on_disk = (may_load and cut < n_prefix) or (bool(found) and found[-1][0] > cut)
             in_place = cut == len(held)  # recurrent state can only be continued, never trimmed
             if not better_on_disk and (in_place or (not self.model.is_recurrent and self.ctx.trim(cut))):
                 self._held, self._cuts = held[:cut], shared
@@ -352,7 +370,35 @@ class LocalEngine:
             self._clear()
             assert self.store is not None
             self.store.discard(key)  # llama.cpp refused it: it is rebuilt during this read
+        for cut, ck_key in reversed(found):
+            if self._load_checkpoint(prompt, cut, ck_key):
+                self._cuts = [c for c in layout if c <= cut]
+                return cut, "checkpoint"
         return 0, ""
+
+    def _checkpoints_of(self, prompt: Prompt, layout: list[int]) -> list[tuple[int, str]]:
+        """(tokens, key) of the checkpoints on disk that hold a part of this prompt's prefix."""
+        if self.store is None:
+            return []
+        on_disk = self.store.keys()
+        if not on_disk:
+            return []
+        cuts = [c for c in layout if c < prompt.n_prefix]
+        found = prefix_keys(self._fingerprint(prompt), prompt.keys, cuts)
+        return [(cut, key) for cut, key in found if key in on_disk and self.store.is_checkpoint(key)]
+
+    def _load_checkpoint(self, prompt: Prompt, cut: int, key: str) -> bool:
+        """Restore a checkpoint; a torn or refused one is deleted (the next shorter one is tried)."""
+        assert self.store is not None and self.ctx is not None
+        snap = self.store.lookup(key)  # verifies size and checksum: a torn write is never used
+        if snap is not None and snap.n_tokens == cut:
+            restored = self.ctx.load_file(str(snap.path), cut)
+            if restored == prompt.keys[:cut] and self.ctx.pos_max() == cut - 1:
+                self._held = restored
+                return True
+            self._clear()
+        self.store.discard(key)
+        return False
 
     def _clear(self) -> None:
         assert self.ctx is not None
@@ -360,6 +406,10 @@ class LocalEngine:
         self._held, self._cuts, self._snapshot = [], [], None
 
     def _key(self, prompt: Prompt) -> str:
+        return state_key(self._fingerprint(prompt), prompt.keys[: prompt.n_prefix])
+
+    def _fingerprint(self, prompt: Prompt) -> dict[str, Any]:
+        """Every setting that changes the numbers of a state (the prompt's tokens aside)."""
         assert self.config is not None
         c = self.config
         import llama_cpp
@@ -377,7 +427,7 @@ class LocalEngine:
             fingerprint["mmproj"] = _file_identity(c.mmproj_path)
         if self._keep_tail() and c.n_batch > c.n_ubatch:  # only then can it move micro-batch ends
             fingerprint["keep_tail"] = self._keep_tail()
-        return state_key(fingerprint, prompt.keys[: prompt.n_prefix])
+        return fingerprint
 
     def _remember_recurrent(self, n_tokens: int) -> None:
         assert self.ctx is not None and self.model is not None
@@ -394,16 +444,47 @@ class LocalEngine:
         if self.store.lookup(key) is None:
             ctx, keys = self.ctx, prompt.keys[: prompt.n_prefix]
             self.store.save(key, len(keys), lambda tmp: ctx.save_file(str(tmp), keys), self._tags)
+        self._drop_checkpoints()  # the read is complete: the snapshot replaces them
+
+    def _checkpoint(self, prompt: Prompt, at: int, emit: Callable[[EngineEvent], None]) -> None:
+        """Write the context (which holds the prefix up to `at`, a chunk end) as a checkpoint."""
+        assert self.ctx is not None and self.store is not None
+        key = prefix_keys(self._fingerprint(prompt), prompt.keys, [at])[0][1]
+        if key in self._checkpoints:
+            return
+        ctx, keys = self.ctx, prompt.keys[:at]
+        if self.store.save(key, at, lambda tmp: ctx.save_file(str(tmp), keys), self._tags, checkpoint=True):
+            self._drop_checkpoints()  # only the newest is needed, and it is committed now
+            self._checkpoints = [key]
+            emit(StateSaved(key, _cells_before(prompt.pieces, at), complete=False))
+
+    def _drop_checkpoints(self) -> None:
+        if self.store is not None:
+            for key in self._checkpoints:
+                self.store.discard(key)
+        self._checkpoints = []
 
     # -- evaluation ----------------------------------------------------------------------------------
-    def _prefill(self, prompt: Prompt, n_keep: int, emit: Callable[[EngineEvent], None]) -> None:
+    def _prefill(self, prompt: Prompt, n_keep: int, emit: Callable[[EngineEvent], None], until: int) -> None:
         assert self.ctx is not None and self.config is not None
-        total = prompt.cells - _cells_before(prompt.pieces, n_keep)
+        total = _cells_before(prompt.pieces, until) - _cells_before(prompt.pieces, n_keep)
         start = time.perf_counter()
         done = 0
         n_prefix = prompt.n_prefix
         pos = 0
+        checkpoints = self.store is not None and self.config.checkpoint_s > 0 and n_prefix > 0
+        last_mark, save_cost = start, 0.0
+
+        def checkpoint_at(at: int) -> None:
+            nonlocal last_mark, save_cost
+            began = time.perf_counter()
+            self._checkpoint(prompt, at, emit)
+            last_mark = time.perf_counter()
+            save_cost = last_mark - began
+
         for index, piece in enumerate(prompt.pieces):
+            if pos >= until:
+                return
             last_piece = index == len(prompt.pieces) - 1
             if isinstance(piece, ImagePiece):
                 begin, pos = pos, pos + piece.n_pos
@@ -419,8 +500,10 @@ class LocalEngine:
             else:
                 run_start, run_end = pos, pos + len(piece)
                 at = max(run_start, n_keep)
-                while at < run_end:
+                while at < min(run_end, until):
                     if self._cancelled():
+                        if checkpoints and 0 < at < n_prefix:
+                            checkpoint_at(at)  # a cancel keeps what was read
                         return
                     # Chunks never straddle the end of the prefix: the snapshot is taken exactly
                     # there, and every reading of this prompt splits it into the same micro-batches.
@@ -430,6 +513,9 @@ class LocalEngine:
                     rc = self.ctx.decode(batch, at, want_logits=last_piece and stop == run_end)
                     if rc != 0:
                         self._after_failed_decode(rc, "reading the prompt")
+                        # Stopped before the chunk changed the memory: keep what was read.
+                        if checkpoints and 0 < at < n_prefix and self.ctx.pos_max() + 1 == at == len(self._held):
+                            checkpoint_at(at)
                         return
                     if self._drafting is not None:
                         self._drafting.read(batch, at)
@@ -439,6 +525,10 @@ class LocalEngine:
                     at = stop
                     if at == n_prefix:
                         self._snapshot_prefix(prompt)
+                    elif checkpoints and at < n_prefix:
+                        now = time.perf_counter()
+                        if now - last_mark >= max(self.config.checkpoint_s, save_cost / CHECKPOINT_COST_SHARE):
+                            checkpoint_at(at)
                     elapsed = time.perf_counter() - start
                     rate = done / elapsed if elapsed > 0 else 0.0
                     emit(PrefillProgress(done, total, rate, (total - done) / rate if rate > 0 else 0.0))

@@ -34,6 +34,9 @@ class EngineConfig:
     model_id: str = ""  # the model file's sha256; keys the snapshot cache ("" = path, size and mtime)
     state_cache_dir: str = ""  # where document snapshots persist ("" = kept in memory only)
     state_cache_bytes: int = 0  # size cap of that folder (least recently used snapshots go first)
+    # Seconds of reading between checkpoints of a long prefix read (0 = none): a quit, crash or kill
+    # loses at most this much reading. Measured in benchmarks/bench_read.py.
+    checkpoint_s: float = 30.0
     # Speculative decoding: the most drafted tokens checked per step (0 = off). Drafts come from the
     # context itself (prompt lookup) and, when the GGUF carries them, the model's MTP layers.
     draft_tokens: int = 0
@@ -81,6 +84,9 @@ class GenerateRequest:
     # Labels stored with a snapshot of the prefix (the app passes its documents' sha256), so every
     # snapshot holding a document can be found and deleted when the document is purged.
     prefix_tags: tuple[str, ...] = ()
+    # Read the documents (the prefix) and stop there: no answer, the snapshot is what is wanted.
+    # Ends with Finished(stop_reason 'read').
+    read_only: bool = False
 
     @property
     def prefix(self) -> list[PromptPart]:

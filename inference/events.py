@@ -28,6 +28,16 @@ class PrefixReused:
 
 
 @dataclass(frozen=True)
+class StateSaved:
+    """The documents' state is on disk: complete (the snapshot: questions start at once) or, during a
+    long read, a checkpoint of the first `tokens` of them (a quit or crash resumes from there)."""
+
+    key: str
+    tokens: int
+    complete: bool
+
+
+@dataclass(frozen=True)
 class PrefillProgress:
     done: int
     total: int
@@ -48,7 +58,7 @@ class GenerationStats:
     prefill_ms: float
     generate_ms: float
     n_ctx: int
-    stop_reason: str  # 'eos' | 'length' | 'cancelled'
+    stop_reason: str  # 'eos' | 'length' | 'cancelled' | 'read' (a read of the documents alone)
     ttft_ms: float = 0.0  # request received -> first answer token (restore + prefill + first sample)
     drafted_tokens: int = 0  # speculative decoding: drafted tokens the model checked...
     accepted_tokens: int = 0  # ...and those it kept, having drawn the same tokens itself
@@ -74,4 +84,4 @@ class Failed:
     kind: str = "engine"  # engine | overflow | model
 
 
-EngineEvent = Loading | Loaded | PrefixReused | PrefillProgress | TokenText | Finished | Failed
+EngineEvent = Loading | Loaded | PrefixReused | StateSaved | PrefillProgress | TokenText | Finished | Failed

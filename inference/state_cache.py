@@ -4,6 +4,12 @@ A snapshot is a llama.cpp state file (written and read by llama.cpp's own fast f
 a small JSON record beside it that commits it: size, token count and a CRC-32 of the state file.
 A snapshot without its record, or whose bytes do not match it, is deleted and rebuilt — never used.
 The folder is size-capped; the least recently used snapshots are evicted first.
+
+A checkpoint is a snapshot of part of a prefix, written while a long prefix is being read so that
+a quit, crash or kill costs at most the reading since the last one. Its record says so
+(`checkpoint`), and its key is the key of the prefix tokens it holds, so a later read of the same
+prefix finds it (`prefix_keys`). Checkpoints count against the cap like any snapshot and are
+deleted when the read they belong to completes.
 """
 
 from __future__ import annotations
@@ -28,9 +34,19 @@ _CHUNK = 8 * 1024 * 1024
 
 def state_key(fingerprint: dict[str, Any], tokens: list[int]) -> str:
     """Model identity + every setting that changes the numbers + the exact prefix tokens."""
+    return prefix_keys(fingerprint, tokens, [len(tokens)])[0][1]
+
+
+def prefix_keys(fingerprint: dict[str, Any], tokens: list[int], cuts: list[int]) -> list[tuple[int, str]]:
+    """state_key(fingerprint, tokens[:cut]) for every cut (ascending), hashing the tokens once."""
     digest = hashlib.sha256(json.dumps({"format": STATE_FORMAT, **fingerprint}, sort_keys=True).encode())
-    digest.update(array("i", tokens).tobytes())
-    return digest.hexdigest()[:40]
+    out: list[tuple[int, str]] = []
+    at = 0
+    for cut in cuts:
+        digest.update(array("i", tokens[at:cut]).tobytes())
+        at = cut
+        out.append((cut, digest.copy().hexdigest()[:40]))
+    return out
 
 
 def file_crc32(path: Path) -> int:
@@ -89,7 +105,13 @@ class StateStore:
         return Snapshot(key, state, int(meta["tokens"]), int(meta["bytes"]))
 
     def save(
-        self, key: str, n_tokens: int, write: Callable[[Path], int], tags: tuple[str, ...] = ()
+        self,
+        key: str,
+        n_tokens: int,
+        write: Callable[[Path], int],
+        tags: tuple[str, ...] = (),
+        *,
+        checkpoint: bool = False,
     ) -> Snapshot | None:
         """write(tmp_path) lets llama.cpp write the state; then it is committed atomically. The tags
         (what the prefix holds) go into the record, for discard_tagged()."""
@@ -115,6 +137,8 @@ class StateStore:
             os.replace(tmp, state)
             meta = {"format": STATE_FORMAT, "key": key, "tokens": n_tokens, "bytes": size, "crc32": crc}
             meta["tags"] = list(tags)
+            if checkpoint:
+                meta["checkpoint"] = True
             atomic_write_bytes(record, json.dumps(meta).encode())
         except OSError:
             return None
@@ -122,6 +146,16 @@ class StateStore:
             tmp.unlink(missing_ok=True)
         self.evict(keep=key)
         return Snapshot(key, state, n_tokens, size)
+
+    def keys(self) -> set[str]:
+        """Keys of every committed snapshot and checkpoint (unverified: lookup() checks one)."""
+        return {record.stem for record in self.folder.glob("*.json")} if self.folder.is_dir() else set()
+
+    def is_checkpoint(self, key: str) -> bool:
+        try:
+            return bool(json.loads(self._paths(key)[1].read_text(encoding="utf-8")).get("checkpoint"))
+        except (OSError, ValueError, AttributeError):
+            return False
 
     def discard(self, key: str) -> None:
         for path in self._paths(key):

@@ -80,7 +80,11 @@ def starter_home(folio_home: Path, shared_models_dir: Path) -> Path:
     (folio_home / "cache").mkdir(parents=True)
     (folio_home / "cache" / "models").symlink_to(shared_models_dir, target_is_directory=True)
     (folio_home / "config").mkdir(parents=True)
-    (folio_home / "config" / "settings.toml").write_text("schema_version = 1\nmax_answer_tokens = 48\n")
+    # Read-ahead off: a window test that adds documents must not have them read behind its back (the
+    # read-ahead tests switch it on).
+    (folio_home / "config" / "settings.toml").write_text(
+        "schema_version = 1\nmax_answer_tokens = 48\nread_ahead = false\n"
+    )
     return folio_home
 
 

@@ -87,6 +87,7 @@ ROOMS: dict[str, tuple[str, dict[str, str]]] = {
             "cli": "commands",
             "cli_work": "work",
             "cli_compare": "compare",
+            "cli_reading": "reading",
             "doctor": "doctor",
             "self_test": "self_test",
             "sockets": "sockets",
@@ -99,6 +100,7 @@ ROOMS: dict[str, tuple[str, dict[str, str]]] = {
 LAYERS = [
     "app.cli",
     "app.export",
+    "app.reading",
     "app.chat | app.extraction | app.compare",
     "app.engine | app.processes | app.purge",
     "app.citations",

@@ -46,8 +46,9 @@ PROGRESS_STEPS = 100  # per file, so the bar also moves while one long scan is r
 ROLE_FAILED = Qt.ItemDataRole.UserRole + 1
 
 
-def describe(doc: DocumentRow, attachment: int | None = None) -> str:
-    """Two lines for the list; an e-mail's attachment is indented under it with its number."""
+def describe(doc: DocumentRow, attachment: int | None = None, reading: str = "") -> str:
+    """Two lines for the list (three with its reading state with the local model); an e-mail's
+    attachment is indented under it with its number."""
     is_clip = doc.kind == "video" and doc.duration_s is not None
     if is_clip:
         minutes, seconds = divmod(round(doc.duration_s or 0), 60)
@@ -59,7 +60,8 @@ def describe(doc: DocumentRow, attachment: int | None = None) -> str:
     status = "" if doc.status == "ready" else f" · {doc.status}"
     indent = "        " if attachment is not None else ""
     first = f"attachment {attachment} · {doc.title}" if attachment is not None else doc.title
-    return f"{indent}{first}\n{indent}    {extent} · ~{doc.token_estimate:,} tokens{status}"
+    lines = f"{indent}{first}\n{indent}    {extent} · ~{doc.token_estimate:,} tokens{status}"
+    return lines + (f"\n{indent}    {reading}" if reading else "")
 
 
 def in_reading_order(
@@ -93,6 +95,7 @@ class LibraryPanel(QWidget):
     def __init__(self, search: Search | None = None) -> None:
         super().__init__()
         self.search = search
+        self._listed: dict[int, tuple[DocumentRow, int | None]] = {}  # listed documents, by id
         self.list = QListWidget()
         self.list.setObjectName("library")
         self.list.setSelectionMode(QListWidget.SelectionMode.ExtendedSelection)
@@ -165,15 +168,21 @@ class LibraryPanel(QWidget):
         documents: list[DocumentRow],
         select: int | None = None,
         attachments: dict[int, tuple[int, int]] | None = None,
+        reading: dict[int, str] | None = None,
     ) -> None:
-        """`attachments`: document id -> (e-mail id, attachment number), to list them under their e-mail."""
+        """`attachments`: document id -> (e-mail id, attachment number), to list them under their e-mail;
+        `reading`: document id -> its reading state in words (with the local model)."""
         selected = set(self.selected_ids()) if select is None else {select}
         current = self.current_id() if select is None else select
         failed = self.failed_items()
         self.list.blockSignals(True)
         self.list.clear()
+        self._listed = {}
         for doc, attachment in in_reading_order(documents, attachments or {}):
-            item = QListWidgetItem(self._kind_icon(doc.kind), describe(doc, attachment))
+            self._listed[doc.id] = (doc, attachment)
+            item = QListWidgetItem(
+                self._kind_icon(doc.kind), describe(doc, attachment, (reading or {}).get(doc.id, ""))
+            )
             item.setData(Qt.ItemDataRole.UserRole, doc.id)
             item.setToolTip(plain_tooltip(f"{doc.source_path}\nsha256 {doc.sha256}"))
             self.list.addItem(item)
@@ -191,6 +200,14 @@ class LibraryPanel(QWidget):
     def _kind_icon(self, kind: str) -> QIcon:
         fallback = QStyle.StandardPixmap.SP_MediaPlay if kind == "video" else QStyle.StandardPixmap.SP_FileIcon
         return QIcon.fromTheme(KIND_THEME_ICONS.get(kind, ""), self.style().standardIcon(fallback))
+
+    def show_reading(self, reading: dict[int, str]) -> None:
+        """Rewrite the reading state of the listed documents in place (selection and scroll stay)."""
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            listed = self._listed.get(item.data(Qt.ItemDataRole.UserRole))
+            if listed is not None and listed[0].id in reading:
+                item.setText(describe(*listed, reading[listed[0].id]))
 
     def add_failure(self, name: str, reason: str) -> None:
         """A file that could not be added stays on the list, marked, with the reason on the item."""

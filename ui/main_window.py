@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QSplitter,
 )
 
+from app.caches import ReadState
 from app.chat import AnswerDelta, AnswerDone, ChatStarted
 from app.citations.targets import PASSAGE, CitationTarget, ClaimTarget
 from app.compare.redline import Redline
@@ -26,7 +27,9 @@ from app.context import AppContext
 from app.engine.session import Progress, Session
 from app.errors import NotFound
 from app.extraction.runner import Evidence
+from app.reading import ReadAheadStatus, reading_states
 from app.store.conversations import Conversations, MessageRow
+from app.store.library import DocumentRow
 from app.store.recent import RecentDocuments
 from app.store.search import Search, SearchHit
 from ui.background import start_worker_thread
@@ -35,6 +38,7 @@ from ui.compare_view import CompareView
 from ui.conversations_panel import ConversationsPanel
 from ui.extraction_runner import ExtractionRunDialog
 from ui.library_panel import LibraryPanel
+from ui.read_ahead import ReadAheadRunner
 from ui.setup_menu import SetupMenu
 from ui.status_bar import StatusWidgets
 from ui.viewer_panel import DocumentViewer
@@ -64,6 +68,7 @@ class MainWindow(QMainWindow):
         self.comparison: CompareView | None = None
         self._job: str | None = None  # 'ask' | 'extract' while the engine works
         self._closed = False
+        self._reading_now: tuple[int, ReadState] | None = None  # the document read ahead now, how far
         self._batches: deque[bool] = deque()  # per queued ingest batch: did the user start it here?
         self._batch_added = 0
         self._batch_failures: list[str] = []
@@ -164,10 +169,53 @@ class MainWindow(QMainWindow):
         self.ingest_worker.rejected.connect(self._on_rejected)
         self.ingest_worker.finished.connect(self._on_ingest_finished)
 
+        # Read-ahead shares the session: a question cancels its read between chunks, never a second engine.
+        self.read_ahead = ReadAheadRunner(self.ctx, self.session)
+        self.read_ahead.status.connect(self._on_read_ahead)
+        self.status.reading_pause.clicked.connect(self._toggle_read_ahead)
+        self.read_ahead.start()
+
+    # -- read-ahead ------------------------------------------------------------------------------
+    def _on_read_ahead(self, status: ReadAheadStatus) -> None:
+        active = status.state in ("reading", "waiting")
+        progress = status.progress
+        if status.state == "reading" and status.document_id is not None and progress is not None and progress.reading:
+            state = ReadState("reading", progress.done, progress.total, progress.eta_s)
+            self._reading_now = (status.document_id, state)
+        elif status.state != "reading":
+            self._reading_now = None
+        self.status.show_read_ahead(
+            "" if status.state == "off" else f"reading ahead: {status.words()}",
+            active=active,
+            paused=status.state == "paused",
+        )
+        self._show_reading_states()
+
+    def _toggle_read_ahead(self) -> None:
+        self.read_ahead.toggle_pause()
+
+    def _reading_words(self, docs: list[DocumentRow]) -> dict[int, str]:
+        states = reading_states(self.ctx, [d.sha256 for d in docs])
+        if states is None:
+            return {}
+        words = {d.id: state.words() for d, state in zip(docs, states, strict=True)}
+        reader = self.read_ahead.reader
+        if self.ctx.settings.read_ahead and reader.why_off() is None and not reader.paused:
+            queued = {d.id for d, state in zip(docs, states, strict=True) if state.kind in ("unread", "partial")}
+            for doc_id in queued:
+                words[doc_id] = "queued" if words[doc_id] == "not read yet" else f"queued · {words[doc_id]}"
+        if self._reading_now is not None and self._reading_now[0] in words:
+            words[self._reading_now[0]] = self._reading_now[1].words()
+        return words
+
+    def _show_reading_states(self) -> None:
+        self.library.show_reading(self._reading_words(self.ctx.library.all()))
+
     # -- library -------------------------------------------------------------------------------
     def refresh_library(self, select: int | None = None) -> None:
+        docs = self.ctx.library.all()
         self.library.set_documents(
-            self.ctx.library.all(), select=select, attachments=self.ctx.library.attachment_places()
+            docs, select=select, attachments=self.ctx.library.attachment_places(), reading=self._reading_words(docs)
         )
 
     def open_files(self) -> None:
@@ -212,6 +260,8 @@ class MainWindow(QMainWindow):
 
     def _on_model_changed(self) -> None:
         self.status.show_active_model()
+        self.read_ahead.poke(retry_failed=True)  # documents read with another model are not read with this one
+        self._show_reading_states()
 
     def _export_conversation(self) -> None:
         self.work_menu.export_conversation(self.conversation_id)
@@ -219,6 +269,8 @@ class MainWindow(QMainWindow):
     def _on_settings_saved(self, engine_changed: bool) -> None:
         self.status.show_network()
         self.status.show_active_model()
+        self.read_ahead.poke(retry_failed=True)
+        self._show_reading_states()
         if engine_changed:
             # The chat worker drops its engine after the current answer; the next question makes a new
             # one from the new settings (a model server, or the local engine with the new plan).
@@ -249,6 +301,7 @@ class MainWindow(QMainWindow):
 
     def _on_added(self, doc_id: int, created: bool) -> None:
         self._batch_added += 1
+        self.read_ahead.poke()
         # While an answer is written the selection (and so the conversation) stays as it is.
         self.refresh_library(select=None if self._job == "ask" else doc_id)
         if not created:
@@ -468,6 +521,8 @@ class MainWindow(QMainWindow):
         job, self._job = self._job, None
         self.chat.set_busy(False)
         self.status.set_engine("idle")
+        self.read_ahead.poke()  # a read the question interrupted continues now
+        self._show_reading_states()
         if self._selection_changed_meanwhile:  # the user picked other documents during the answer
             self._selection_changed_meanwhile = False
             self._on_selection(self.library.selected_ids())
@@ -568,6 +623,7 @@ class MainWindow(QMainWindow):
         # that have already stopped, which would block forever.
         if not self._closed:
             self._closed = True
+            self.read_ahead.stop()  # first: it stops between chunks, keeping what it read
             self.chat_worker.cancel()
             self.ingest_worker.cancel()
             for worker, thread in ((self.chat_worker, self.chat_thread), (self.ingest_worker, self.ingest_thread)):

@@ -109,6 +109,19 @@ class SettingsDialog(QDialog):
         self.draft_tokens.setEnabled(s.speculative)
         answers_form.addRow(self.speculative)
         answers_form.addRow("Longest draft:", self.draft_tokens)
+        self.read_ahead = QCheckBox("Read new documents ahead")
+        self.read_ahead.setChecked(s.read_ahead)
+        self.read_ahead.setToolTip(
+            "With a local model, documents not yet read are read in the background, one at a time, so that the "
+            "first question about them starts at once. A question always goes first. Never with a model server."
+        )
+        self.read_ahead_on_battery = QCheckBox("Also on battery")
+        self.read_ahead_on_battery.setChecked(s.read_ahead_on_battery)
+        self.read_ahead_on_battery.setToolTip("Reading ahead keeps the processor busy and drains the battery")
+        self.read_ahead.toggled.connect(self.read_ahead_on_battery.setEnabled)
+        self.read_ahead_on_battery.setEnabled(s.read_ahead)
+        answers_form.addRow(self.read_ahead)
+        answers_form.addRow(self.read_ahead_on_battery)
 
         engine = QGroupBox("Engine")
         engine_form = QFormLayout(engine)
@@ -229,6 +242,8 @@ class SettingsDialog(QDialog):
         new.thinking = self.thinking.isChecked()
         new.speculative = self.speculative.isChecked()
         new.draft_tokens = self.draft_tokens.value()
+        new.read_ahead = self.read_ahead.isChecked()
+        new.read_ahead_on_battery = self.read_ahead_on_battery.isChecked()
         new.context_cap = self.context_cap.value()
         new.kv_cache_type = str(self.kv_type.currentData())
         new.threads = self.threads.value()

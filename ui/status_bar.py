@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar
 
 from app.context import AppContext
 from app.models.registry import STARTER_NOTICE
@@ -38,7 +38,16 @@ class StatusWidgets:
         self.demo_badge.setStyleSheet("background:#b45309;color:white;padding:1px 6px;border-radius:3px;")
         self.offline_badge = QLabel()
         self.offline_badge.setObjectName("networkBadge")
-        for widget in (self.engine_label, self.gauge, self.model_label, self.demo_badge, self.offline_badge):
+        # Read-ahead: what the background reader is doing, and a button to pause it.
+        self.reading_label = QLabel()
+        self.reading_label.setObjectName("readAheadState")
+        self.reading_pause = QPushButton("Pause")
+        self.reading_pause.setObjectName("readAheadPause")
+        self.reading_pause.setToolTip("Pause reading documents ahead (what was read is kept)")
+        self.reading_label.setVisible(False)
+        self.reading_pause.setVisible(False)
+        widgets = (self.reading_label, self.reading_pause, self.engine_label, self.gauge, self.model_label)
+        for widget in (*widgets, self.demo_badge, self.offline_badge):
             bar.addPermanentWidget(widget)
         self.show_network()
         self.show_active_model()
@@ -73,6 +82,13 @@ class StatusWidgets:
         tier = "demo" if demo else ""
         self.model_label.setText(f"model: {label}" + (f" · {tier}" if tier and "demo" not in label else ""))
         self.demo_badge.setVisible(demo)
+
+    def show_read_ahead(self, text: str, *, active: bool, paused: bool) -> None:
+        """The background reader's state; Pause while it reads (or waits), Resume once paused."""
+        self.reading_label.setText(text)
+        self.reading_label.setVisible(bool(text))
+        self.reading_pause.setText("Resume" if paused else "Pause")
+        self.reading_pause.setVisible(active or paused)
 
     def set_engine(self, state: str, detail: str = "") -> None:
         text = ENGINE_STATES.get(state, state)

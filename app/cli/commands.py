@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from app import __version__
 from app.cli.compare import add_commands as add_compare_commands
+from app.cli.reading import add_commands as add_reading_commands
 from app.cli.work import add_commands as add_work_commands
 from app.errors import USER_ERRORS, one_line
 
@@ -135,6 +136,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("gui", help="open the desktop window", description="Open the Folio window.")
     _HANDLERS.update(add_work_commands(sub))
     _HANDLERS.update(add_compare_commands(sub))
+    _HANDLERS.update(add_reading_commands(sub))
     return p
 
 
@@ -279,9 +281,13 @@ def _cmd_list(ctx: AppContext, args: argparse.Namespace) -> int:
     if not docs:
         print("The library is empty. Add a file with: folio add FILE")
         return 0
+    from app.reading import reading_states
+
+    states = reading_states(ctx, [d.sha256 for d in docs])  # None: a model server reads for itself
     print(f"{'ID':>4}  {'KIND':<5}  {'EXTENT':<12}  {'TOKENS':>8}  TITLE")
-    for d in docs:
-        print(f"{d.id:>4}  {d.kind:<5}  {_extent(d):<12}  {d.token_estimate:>8,}  {d.title}")
+    for i, d in enumerate(docs):
+        reading = f"  ({states[i].words()})" if states is not None else ""
+        print(f"{d.id:>4}  {d.kind:<5}  {_extent(d):<12}  {d.token_estimate:>8,}  {d.title}{reading}")
     return 0
 
 
@@ -380,12 +386,18 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.chat import AnswerDelta, AnswerDone, ChatEvent, ChatService, ChatStarted
     from app.engine.session import Progress
     from app.models.registry import STARTER_NOTICE
+    from app.reading import wait_for_reading
 
     *refs, question = args.documents
     if args.conversation is None and not refs:
         print('folio: error: give a document and a question: folio ask DOC "question"', file=sys.stderr)
         return 2
     doc_ids = [ctx.library.resolve(r).id for r in refs]
+    wait_for_reading(
+        ctx,
+        doc_ids,
+        lambda state: print(f"... another Folio is reading this document: {state.words()}", file=sys.stderr),
+    )
     service = ChatService(ctx)
     stderr_tty = sys.stderr.isatty()
     done: list[AnswerDone] = []

@@ -5,23 +5,26 @@ The session never asks which engine it has: an engine that applies the chat temp
 model server) says so (`Engine.applies_template`), and the session then sends the conversation
 instead of planning a local context. Everything here may be called from more than one thread (the
 window's chat worker and its model setup worker): the lock keeps one request on the engine at a
-time.
+time. A background read (read-ahead) gives way: whatever else wants the engine cancels it, and it
+stops between two chunks, keeping a checkpoint of what it read (`generate(background=True)`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from app.caches import Readings
 from app.engine.factory import make_engine
 from app.errors import FolioError
 from app.models.registry import ModelRecord, current_facts
 from app.settings import engine_draft_tokens
 from inference.chat_format import Message, PromptPart, opens_thinking, template_for
 from inference.engine_api import Engine, EngineConfig, GenerateRequest, TokenCount
-from inference.events import EngineEvent, Loaded, Loading, PrefillProgress, PrefixReused
+from inference.events import EngineEvent, Loaded, Loading, PrefillProgress, PrefixReused, StateSaved
 from inference.gguf_facts import ModelFacts
 from inference.planner import GiB, GpuDevice, Hardware, Plan, PlanRequest, plan
 from inference.prompt import PromptDocument, RenderedPrompt, SourceBlock, render_prompt
@@ -66,7 +69,12 @@ def progress_of(event: EngineEvent, label: str) -> Progress | None:
     return None
 
 
-_REUSED_FROM = {"context": "still in the model's context", "memory": "snapshot in memory", "disk": "snapshot on disk"}
+_REUSED_FROM = {
+    "context": "still in the model's context",
+    "memory": "snapshot in memory",
+    "disk": "snapshot on disk",
+    "checkpoint": "continuing an unfinished reading",
+}
 
 
 @dataclass(frozen=True)
@@ -195,6 +203,17 @@ class Prepared:
         )
 
 
+def note_saved(ctx: AppContext, plan: Prepared, event: StateSaved) -> None:
+    """Note a state the engine saved for a request about one document (several make another prefix)."""
+    if plan.sha256 is None or len(plan.documents.rows) != 1:
+        return
+    doc_sha = plan.documents.rows[0].sha256
+    if event.complete:
+        Readings(ctx.paths).note(plan.sha256, doc_sha, key=event.key, total=event.tokens, checkpoint="", kept=0)
+    else:
+        Readings(ctx.paths).note(plan.sha256, doc_sha, checkpoint=event.key, kept=event.tokens)
+
+
 BuildMessages = Callable[[list[PromptDocument]], list[Message]]
 
 
@@ -210,6 +229,8 @@ class Session:
     _sources: dict[tuple[tuple[int, str], ...], tuple[AppContext, Sources]] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)  # one request on the engine at a time
     _making: threading.Lock = field(default_factory=threading.Lock)
+    _waiting: int = 0  # requests waiting for the engine: a background read gives way to them
+    _background: bool = False  # a background read holds the engine
 
     @classmethod
     def for_context(cls, ctx: AppContext, engine: Engine | None = None) -> Session:
@@ -227,9 +248,36 @@ class Session:
         if self._engine is not None:
             self._engine.cancel()  # thread-safe: sets a flag, takes no lock
 
+    @contextlib.contextmanager
+    def turn(self) -> Iterator[None]:
+        """The engine to this thread alone; a background read holding it stops for us (between chunks)."""
+        with self._making:
+            self._waiting += 1
+        try:
+            if self._background:
+                self.cancel()
+            self.lock.acquire()
+        finally:
+            with self._making:
+                self._waiting -= 1
+        try:
+            yield
+        finally:
+            self.lock.release()
+
+    def pause_background(self) -> None:
+        """Stop a background read between two chunks (it keeps a checkpoint); safe from any thread."""
+        if self._background:
+            self.cancel()
+
+    @property
+    def wanted(self) -> bool:
+        """Another request waits for the engine (a background read should not start now)."""
+        return self._waiting > 0
+
     def close(self) -> None:
         """End the engine; the next request makes a new one from the settings as they are then."""
-        with self.lock:
+        with self.turn():
             with self._making:
                 engine, self._engine = self._engine, None
             if engine is not None:
@@ -241,7 +289,7 @@ class Session:
     def hardware(self) -> Hardware:
         if self._hardware is not None:  # measured once: model setup need not wait for an answer
             return self._hardware
-        with self.lock:
+        with self.turn():
             if self._hardware is None:
                 gpus = tuple(GpuDevice(*d) for d in self.engine.gpu_devices())
                 self._hardware = Hardware.detect(gpus)
@@ -252,7 +300,7 @@ class Session:
 
     def count_tokens(self, model: ModelRecord, rendered: RenderedPrompt) -> TokenCount:
         """Exact text tokens (the engine's tokenizer); images measured by the projector once loaded."""
-        with self.lock:
+        with self.turn():
             probe = self.engine.config
             if probe is None or probe.model_path != model.path:
                 probe = EngineConfig(model.path, n_ctx=0, n_threads=1)
@@ -301,7 +349,7 @@ class Session:
         """The model server's model, reached now (before anything is stored); None for a local engine."""
         if not self.engine.applies_template:
             return None
-        with self.lock:
+        with self.turn():
             for _event in self.engine.load(None):
                 pass
         return self.engine.label
@@ -348,10 +396,24 @@ class Session:
         why = "server_images is off" if self.engine.applies_template else "the model has no vision projector"
         return f"{documents.images_left_out} page image(s) left out ({why}); only their text, if any, is read"
 
-    def generate(self, config: EngineConfig | None, request: GenerateRequest) -> Iterator[EngineEvent]:
-        """The engine's events for one request, with the engine to itself while they come."""
+    def generate(
+        self, config: EngineConfig | None, request: GenerateRequest, *, background: bool = False
+    ) -> Iterator[EngineEvent]:
+        """The engine's events for one request, with the engine to itself while they come. A background
+        request is cancelled (it ends with stop_reason 'cancelled') as soon as another one waits."""
+        if not background:
+            with self.turn():
+                yield from self.engine.generate(config, request)
+            return
         with self.lock:
-            yield from self.engine.generate(config, request)
+            self._background = True
+            try:
+                for event in self.engine.generate(config, request):
+                    if self._waiting:
+                        self.engine.cancel()  # also covers a wait that began as this request started
+                    yield event
+            finally:
+                self._background = False
 
     def sources(self, ctx: AppContext, rows: Sequence[DocumentRow]) -> Sources:
         """The documents' passages for grounding, kept for the last few selections (seconds to build

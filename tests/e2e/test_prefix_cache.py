@@ -9,6 +9,7 @@ import json
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -44,7 +45,7 @@ class Asker:
         return GenerateRequest(rendered.parts, Sampling(max_tokens=3), rendered.prefix_parts)
 
 
-def _config(model: Path, cache: Path | None, **kw: int) -> EngineConfig:
+def _config(model: Path, cache: Path | None, **kw: Any) -> EngineConfig:
     return EngineConfig(
         str(model),
         n_ctx=kw.pop("n_ctx", 4096),
@@ -55,7 +56,7 @@ def _config(model: Path, cache: Path | None, **kw: int) -> EngineConfig:
     )
 
 
-def _fresh_logits(model: Path, request: GenerateRequest, **kw: int) -> np.ndarray:
+def _fresh_logits(model: Path, request: GenerateRequest, **kw: Any) -> np.ndarray:
     engine = LocalEngine(_config(model, None, **kw), cancelled=lambda: False)
     try:
         return engine.prompt_logits(request)

@@ -25,6 +25,7 @@ COMMANDS = [
     ["doctor"],
     ["gui"],
     ["compare"],
+    ["read"],
 ]
 
 

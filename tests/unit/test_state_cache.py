@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from inference.state_cache import StateStore, state_key
+from inference.state_cache import StateStore, prefix_keys, state_key
 
 
 def _writer(payload: bytes):  # type: ignore[no-untyped-def]
@@ -71,3 +71,18 @@ def test_least_recently_used_snapshots_are_evicted(tmp_path: Path) -> None:
     assert store.has("a") and store.has("c") and not store.has("b")
     assert store.save("huge", 1, _writer(b"x" * 3000)) is None  # bigger than the whole cap: not kept
     assert store.has("a") and store.has("c")
+
+
+def test_prefix_keys_are_the_keys_of_each_prefix_and_checkpoints_are_marked(tmp_path: Path) -> None:
+    fingerprint = {"model": "a", "kv": "f16"}
+    tokens = list(range(100, 200))
+    found = prefix_keys(fingerprint, tokens, [10, 64, 100])
+    assert found == [(cut, state_key(fingerprint, tokens[:cut])) for cut in (10, 64, 100)]
+
+    store = StateStore(tmp_path, 10_000)
+    store.save(found[0][1], 10, _writer(b"c" * 100), ("doc",), checkpoint=True)
+    store.save(found[2][1], 100, _writer(b"s" * 100), ("doc",))
+    assert store.keys() == {found[0][1], found[2][1]}
+    assert store.is_checkpoint(found[0][1]) and not store.is_checkpoint(found[2][1])
+    assert not store.is_checkpoint("missing")
+    assert store.discard_tagged("doc") == 2 and store.keys() == set()  # a purge takes checkpoints too

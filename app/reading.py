@@ -1,0 +1,236 @@
+"""Reading a document before the first question (`folio read`, read-ahead).
+
+A read renders the prompt a question about that one document uses (the same instructions, the same
+planned context) and has the local engine read only the documents (`GenerateRequest.read_only`).
+The engine writes checkpoints while it reads and the snapshot at the end (inference.engine); what
+it saved and how far it came go into the document's reading record (app.caches.Readings).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from app.caches import NOTE_EVERY_S, Readings, ReadState
+from app.chat import question_messages
+from app.engine.session import Progress, Session, note_saved, progress_of
+from app.errors import USER_ERRORS, FolioError, one_line
+from inference.engine_api import Sampling
+from inference.events import Finished, GenerationStats, PrefixReused, StateSaved
+
+if TYPE_CHECKING:
+    from app.context import AppContext
+    from app.store.library import DocumentRow
+
+
+def read_document(
+    ctx: AppContext,
+    session: Session,
+    document_id: int,
+    on_progress: Callable[[Progress], None],
+    *,
+    background: bool = False,
+) -> GenerationStats:
+    """Read one document into the active local model, as a first question about it would, and keep
+    it on disk. A cancel (session.cancel) stops between chunks and keeps a checkpoint of what was read;
+    in the background, so does any other request for the engine (stop_reason 'cancelled')."""
+    if session.served_label() is not None:
+        raise FolioError("reading ahead is for a local model; a model server keeps its own cache")
+    if not ctx.settings.state_cache_gb:
+        raise FolioError("nothing read could be kept: the snapshot cache is off (state_cache_gb = 0)")
+    doc = ctx.library.get(document_id)
+    settings = ctx.settings
+    # The question's words come after the documents: they do not change what is read and kept.
+    plan = session.prepare(
+        ctx,
+        [document_id],
+        question_messages([], "?"),
+        think=settings.thinking,
+        answer_tokens=settings.max_answer_tokens,
+    )
+    assert plan.sha256 is not None
+    readings = Readings(ctx.paths)
+    model_sha = plan.sha256
+    readings.note(model_sha, doc.sha256, pid=os.getpid(), done=0, eta_s=0.0)
+    request = plan.request(sampling=Sampling(max_tokens=1), read_only=True)
+    stats: GenerationStats | None = None
+    last_note = 0.0
+    reused = 0  # tokens restored from a checkpoint: part of what is read
+    try:
+        for event in session.generate(plan.config, request, background=background):
+            if isinstance(event, StateSaved):
+                note_saved(ctx, plan, event)
+                continue
+            if isinstance(event, Finished):
+                stats = event.stats
+                continue
+            if isinstance(event, PrefixReused):
+                reused = event.tokens
+            progress = progress_of(event, plan.label)
+            if progress is not None and progress.reading:
+                # Counted over the whole document: what an earlier read kept is read too.
+                progress = replace(progress, done=reused + progress.done, total=reused + progress.total)
+                if time.monotonic() - last_note >= NOTE_EVERY_S:
+                    last_note = time.monotonic()
+                    readings.note(model_sha, doc.sha256, done=progress.done, total=progress.total, eta_s=progress.eta_s)
+            if progress is not None:
+                on_progress(progress)
+    finally:
+        readings.note(model_sha, doc.sha256, pid=0)
+    assert stats is not None
+    return stats
+
+
+def _local_model_sha(ctx: AppContext) -> str | None:
+    """The active local model's sha256; None with a model server (it keeps its own cache)."""
+    if ctx.settings.server_url.strip():
+        return None
+    try:
+        return ctx.models.active(ctx.settings).sha256
+    except FolioError:
+        return None
+
+
+def reading_states(ctx: AppContext, doc_shas: list[str]) -> list[ReadState] | None:
+    """Each document's reading state with the active local model; None when a server answers."""
+    model_sha = _local_model_sha(ctx)
+    if model_sha is None:
+        return None
+    readings = Readings(ctx.paths)
+    return [readings.state(model_sha, sha) for sha in doc_shas]
+
+
+def wait_for_reading(ctx: AppContext, document_ids: list[int], on_progress: Callable[[ReadState], None]) -> None:
+    """A question about one document that another Folio process is reading waits for that read
+    (and then starts from it) instead of reading the document a second time."""
+    model_sha = _local_model_sha(ctx)
+    if model_sha is None or len(document_ids) != 1:
+        return  # a selection of several documents is a different prefix: nothing to wait for
+    doc = ctx.library.get(document_ids[0])
+    Readings(ctx.paths).wait_for_other_reader(model_sha, doc.sha256, on_progress)
+
+
+def on_battery() -> bool:
+    """True when the computer runs on battery (psutil tells; a desktop has none)."""
+    import psutil
+
+    try:
+        battery = psutil.sensors_battery()
+    except (OSError, RuntimeError, NotImplementedError):
+        return False
+    return battery is not None and not battery.power_plugged
+
+
+@dataclass(frozen=True)
+class ReadAheadStatus:
+    """What the background reader is doing, for the status bar."""
+
+    state: str  # reading | waiting (a question has the engine) | paused | idle (nothing to read) | off
+    title: str = ""
+    document_id: int | None = None
+    progress: Progress | None = None
+    reason: str = ""  # why it is off, or the last document's error
+
+    def words(self) -> str:
+        if self.state == "reading" and self.progress is not None and self.progress.reading:
+            state = ReadState("reading", self.progress.done, self.progress.total, self.progress.eta_s)
+            return f"{self.title}: {state.words()}"
+        if self.state == "reading":
+            return f"{self.title}: starting to read"
+        if self.state == "paused":
+            return "paused"
+        if self.state == "waiting":
+            return f"{self.title}: waiting for the answer"
+        if self.state == "off":
+            return f"off ({self.reason})"
+        return "all documents read" if not self.reason else f"stopped on {self.reason}"
+
+
+class ReadAhead:
+    """Reads the documents not yet read with the active local model, newest first, one at a time,
+    in the background: run() on a thread of its own with its own AppContext. A question preempts it
+    (the session cancels the read between chunks, keeping a checkpoint); the next turn resumes it."""
+
+    def __init__(self, ctx: AppContext, session: Session) -> None:
+        self.ctx = ctx
+        self.session = session
+        self.paused = False
+        self._stop = threading.Event()
+        self._poke = threading.Event()
+        self._failed: set[int] = set()  # documents whose read failed: not retried until poked
+
+    def why_off(self) -> str | None:
+        settings = self.ctx.settings
+        if not settings.read_ahead:
+            return "off in Settings"
+        if settings.server_url.strip():
+            return "a model server answers; it keeps its own cache"
+        if not settings.state_cache_gb:
+            return "the snapshot cache is off"
+        if not settings.read_ahead_on_battery and on_battery():
+            return "on battery"
+        return None
+
+    def next_document(self) -> DocumentRow | None:
+        model_sha = _local_model_sha(self.ctx)
+        if model_sha is None:
+            return None
+        readings = Readings(self.ctx.paths)
+        for doc in sorted(self.ctx.library.all(), key=lambda d: d.id, reverse=True):
+            if doc.id in self._failed or doc.status != "ready":
+                continue
+            if readings.state(model_sha, doc.sha256).kind in ("unread", "partial"):
+                return doc
+        return None
+
+    def poke(self, *, retry_failed: bool = False) -> None:
+        """Look again now (a document was added, a setting or the model changed, an answer ended)."""
+        if retry_failed:
+            self._failed.clear()
+        self._poke.set()
+
+    def pause(self) -> None:
+        self.paused = True
+        self.session.pause_background()
+        self._poke.set()
+
+    def resume(self) -> None:
+        self.paused = False
+        self._poke.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.session.pause_background()
+        self._poke.set()
+
+    def run(self, on_status: Callable[[ReadAheadStatus], None], idle_s: float = 30.0) -> None:
+        """Until stop(): read the next document, or wait for a poke (or idle_s) when there is none."""
+        while not self._stop.is_set():
+            reason = self.why_off()
+            doc = None if reason or self.paused else self.next_document()
+            if doc is None:
+                state = "off" if reason else "paused" if self.paused else "idle"
+                on_status(ReadAheadStatus(state, reason=reason or ""))
+                self._poke.wait(idle_s)
+                self._poke.clear()
+                continue
+            if self.session.wanted:
+                on_status(ReadAheadStatus("waiting", doc.title, doc.id))
+            self._read(doc, on_status)
+
+    def _read(self, doc: DocumentRow, on_status: Callable[[ReadAheadStatus], None]) -> None:
+        def progress(p: Progress) -> None:
+            on_status(ReadAheadStatus("reading", doc.title, doc.id, p))
+
+        try:
+            stats = read_document(self.ctx, self.session, doc.id, progress, background=True)
+        except USER_ERRORS as exc:
+            self._failed.add(doc.id)
+            on_status(ReadAheadStatus("idle", doc.title, doc.id, reason=f"{doc.title}: {one_line(exc)}"))
+            return
+        if stats.stop_reason == "cancelled":
+            on_status(ReadAheadStatus("paused" if self.paused else "waiting", doc.title, doc.id))

@@ -1,0 +1,109 @@
+"""`folio read`: read a document before the first question, Ctrl+C keeps what was read, the next
+read continues from there, `folio list` says where each document stands, and the first question
+starts from what was read. The real command with the real starter model."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, run_folio
+
+pytestmark = pytest.mark.e2e
+
+
+def _long_contract(path: Path, clauses: int) -> Path:
+    lines = ["SUPPLY AGREEMENT", ""]
+    for n in range(1, clauses + 1):
+        lines.append(
+            f"{n}. The supplier shall deliver the goods of order {n} to the buyer's warehouse within {n + 9} days, "
+            f"and the buyer shall pay invoice {n} within {n + 29} days of receipt."
+        )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _list_line(doc_id: int) -> str:
+    code, out, err = run_folio("list")
+    assert code == 0, err
+    return next(line for line in out.splitlines() if line.split()[:1] == [str(doc_id)])
+
+
+def test_read_ctrl_c_keeps_what_was_read_and_the_next_read_continues(starter_home: Path, tmp_path: Path) -> None:
+    contract = _long_contract(tmp_path / "supply.txt", 110)
+    code, _out, err = run_folio("add", str(contract))
+    assert code == 0, err
+    assert "(not read yet)" in _list_line(1)
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "read", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env=os.environ.copy(),
+    )
+    assert proc.stderr is not None
+    seen: list[str] = []
+    for line in proc.stderr:
+        seen.append(line)
+        if line.startswith("reading "):
+            proc.send_signal(signal.SIGINT)  # as Ctrl+C in a terminal
+            break
+    out, rest = proc.communicate(timeout=300)
+    err = "".join(seen) + rest
+    assert proc.returncode == 130, err
+    assert "keeping what was read" in err and "continues where it stopped" in err
+
+    listed = _list_line(1)
+    kept = re.search(r"\(read (\d+)% · continues where it stopped\)", listed)
+    assert kept and 0 < int(kept.group(1)) < 100, listed
+
+    code, out, err = run_folio("read", "1")
+    assert code == 0, err
+    assert "continuing an unfinished reading" in err
+    done = re.search(r"ready — questions start at once \(([\d,]+) tokens read in [\d.]+ s, ([\d,]+) kept", out)
+    assert done, out
+    read_now, kept_tokens = (int(g.replace(",", "")) for g in done.groups())
+    assert kept_tokens > 0 and read_now > 0  # only the rest was read
+    assert "(ready — questions start at once)" in _list_line(1)
+    snapshots = list((starter_home / "cache" / "states").glob("*.json"))
+    assert len(snapshots) == 1  # the checkpoint gave way to the snapshot
+
+    code, out, err = run_folio("ask", "1", "When is order 7 delivered?", "--timings")
+    assert code == 0, err
+    timings = dict(pair.split("=") for pair in err.split("timings: ", 1)[1].split())
+    assert int(timings["cached_tokens"]) == kept_tokens + read_now  # the question starts from the read
+    assert int(timings["prefill_tokens"]) < 60  # just the question was read
+
+
+def test_ask_waits_for_the_read_another_folio_is_doing(starter_home: Path, tmp_path: Path) -> None:
+    code, _out, err = run_folio("add", str(_long_contract(tmp_path / "supply.txt", 110)))
+    assert code == 0, err
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "read", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env=os.environ.copy(),
+    )
+    assert reader.stderr is not None
+    for line in reader.stderr:
+        if line.startswith("reading "):
+            break
+    listed = _list_line(1)
+    assert re.search(r"\(reading \d+% · about [\d]+ (s|min) left\)", listed), listed
+    code, _out, err = run_folio("ask", "1", "When is order 7 delivered?", "--timings")
+    assert code == 0, err
+    assert "another Folio is reading this document: reading" in err
+    out_reader, _ = reader.communicate(timeout=300)
+    assert reader.returncode == 0 and "ready — questions start at once" in out_reader
+    timings = dict(pair.split("=") for pair in err.split("timings: ", 1)[1].split())
+    assert int(timings["prefill_tokens"]) < 60  # the document was not read a second time
