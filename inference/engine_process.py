@@ -8,7 +8,9 @@ new child. Implements inference.engine_api.Engine.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing as mp
+import os
 import signal
 import time
 from collections.abc import Iterator
@@ -23,13 +25,30 @@ from inference.events import EngineEvent, Failed, Finished, Loaded, Loading
 _POLL_S = 0.05
 
 
+class CancelFlag:
+    """A shared bool with no lock. An Event's lock taken by the child (it polls the flag inside
+    every decode) stays taken when the child is killed there, and the parent's next clear() hangs."""
+
+    def __init__(self, context: Any) -> None:
+        self._value = context.RawValue(ctypes.c_bool, False)
+
+    def set(self) -> None:
+        self._value.value = True
+
+    def clear(self) -> None:
+        self._value.value = False
+
+    def is_set(self) -> bool:
+        return bool(self._value.value)
+
+
 class EngineProcess:
     def __init__(self, *, memory_limit_bytes: int = 0) -> None:
         """memory_limit_bytes > 0 caps the child's address space, so an oversized context fails
         inside the child (as an error event) instead of pushing the machine into swap."""
         self._memory_limit = memory_limit_bytes
         self._mp = mp.get_context("spawn")
-        self._cancel = self._mp.Event()
+        self._cancel = CancelFlag(self._mp)
         self._proc: Any = None
         self._requests: Connection | None = None
         self._events: Connection | None = None
@@ -213,9 +232,15 @@ def _error_from(event: Failed) -> EngineError:
     return EngineError(event.message)
 
 
-def _serve(requests: Connection, events: Connection, cancel: Any, memory_limit: int = 0) -> None:
+def _serve(requests: Connection, events: Connection, cancel: CancelFlag, memory_limit: int = 0) -> None:
     """Child process main loop. Exits when the parent goes away (pipe EOF)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C belongs to the parent, which cancels us
+    parent = os.getppid()
+
+    def stop() -> bool:
+        # A parent that died (kill, crash) cannot cancel: a long read would run on as an orphan.
+        return cancel.is_set() or os.getppid() != parent
+
     if memory_limit > 0:
         import resource
 
@@ -244,7 +269,7 @@ def _serve(requests: Connection, events: Connection, cancel: Any, memory_limit: 
                     vocab.close()
                     vocab = None
                 if engine is None:
-                    engine = LocalEngine(config, cancelled=cancel.is_set)
+                    engine = LocalEngine(config, cancelled=stop)
                 else:
                     try:
                         engine.configure(config)

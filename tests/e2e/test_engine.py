@@ -176,3 +176,61 @@ def test_a_question_on_a_cold_engine_reads_what_was_counted(starter_path: str) -
             assert stats.prompt_tokens == count.total
         answers.append("".join(e.text for e in events if isinstance(e, TokenText)))
     assert answers[0] == answers[1] and answers[0]
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            return any(line.split()[1:2] == ["Z"] for line in status if line.startswith("State:"))
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process states from /proc (Linux)")
+def test_the_engine_stops_when_folio_is_killed_mid_answer(starter_path: str, tmp_path: Path) -> None:
+    """An engine busy writing does not read its pipe; it must still notice its parent is gone."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
+        "from inference.chat_format import Message, render, template_for\n"
+        "from inference.engine import EngineConfig, GenerateRequest, Sampling\n"
+        "from inference.engine_process import EngineProcess\n"
+        "from inference.events import TokenText\n"
+        "def main() -> None:\n"
+        "    engine = EngineProcess()\n"
+        f"    config = EngineConfig({starter_path!r}, n_ctx=4096, n_threads=1)\n"
+        "    list(engine.load(config))\n"
+        "    print(engine.pid, flush=True)\n"
+        "    parts = render(template_for('gemma3', None), [Message('user', 'A long story.')], enable_thinking=False)\n"
+        "    request = GenerateRequest(parts, Sampling(temperature=0.8, max_tokens=3000))\n"
+        "    for event in engine.generate(config, request):\n"
+        "        if isinstance(event, TokenText):\n"
+        "            print('writing', flush=True)\n"
+        "            break\n"
+        "    import time\n"
+        "    time.sleep(600)\n"
+        "if __name__ == '__main__':\n"
+        "    main()\n",
+        encoding="utf-8",
+    )
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    try:
+        child = int(parent.stdout.readline())
+        assert parent.stdout.readline().strip() == "writing"
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.time() + 20
+    while not _gone(child) and time.time() < deadline:
+        time.sleep(0.1)
+    if not _gone(child):
+        import os
+        import signal
+
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the engine kept running after its parent was killed")
