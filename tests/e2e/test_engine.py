@@ -187,8 +187,9 @@ def _gone(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process states from /proc (Linux)")
-def test_the_engine_stops_when_folio_is_killed_mid_answer(starter_path: str, tmp_path: Path) -> None:
-    """An engine busy writing does not read its pipe; it must still notice its parent is gone."""
+def test_the_engine_stops_when_folio_is_killed_mid_read(starter_path: str, tmp_path: Path) -> None:
+    """Inside one long decode the engine sends nothing, so a dead pipe would only stop it at the end
+    of the chunk (tens of seconds here); it checks its parent inside the decode and stops at once."""
     import subprocess
     import sys
 
@@ -196,23 +197,17 @@ def test_the_engine_stops_when_folio_is_killed_mid_answer(starter_path: str, tmp
     script.write_text(
         "import sys\n"
         f"sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
-        "from inference.chat_format import Message, render, template_for\n"
+        "from inference.chat_format import PromptPart\n"
         "from inference.engine import EngineConfig, GenerateRequest, Sampling\n"
         "from inference.engine_process import EngineProcess\n"
-        "from inference.events import TokenText\n"
         "def main() -> None:\n"
         "    engine = EngineProcess()\n"
-        f"    config = EngineConfig({starter_path!r}, n_ctx=4096, n_threads=1)\n"
+        f"    config = EngineConfig({starter_path!r}, n_ctx=8192, n_batch=8192, n_threads=1)\n"
         "    list(engine.load(config))\n"
         "    print(engine.pid, flush=True)\n"
-        "    parts = render(template_for('gemma3', None), [Message('user', 'A long story.')], enable_thinking=False)\n"
-        "    request = GenerateRequest(parts, Sampling(temperature=0.8, max_tokens=3000))\n"
-        "    for event in engine.generate(config, request):\n"
-        "        if isinstance(event, TokenText):\n"
-        "            print('writing', flush=True)\n"
-        "            break\n"
-        "    import time\n"
-        "    time.sleep(600)\n"
+        "    parts = [PromptPart('The Supplier shall deliver the goods monthly. ' * 700, special=False)]\n"
+        "    for _event in engine.generate(config, GenerateRequest(parts, Sampling(max_tokens=1))):\n"
+        "        pass\n"
         "if __name__ == '__main__':\n"
         "    main()\n",
         encoding="utf-8",
@@ -221,11 +216,11 @@ def test_the_engine_stops_when_folio_is_killed_mid_answer(starter_path: str, tmp
     assert parent.stdout is not None
     try:
         child = int(parent.stdout.readline())
-        assert parent.stdout.readline().strip() == "writing"
+        time.sleep(3)  # the 6,000-token chunk is being read: a minute and more on one thread
     finally:
         parent.kill()
         parent.wait()
-    deadline = time.time() + 20
+    deadline = time.time() + 10
     while not _gone(child) and time.time() < deadline:
         time.sleep(0.1)
     if not _gone(child):
@@ -233,4 +228,4 @@ def test_the_engine_stops_when_folio_is_killed_mid_answer(starter_path: str, tmp
         import signal
 
         os.kill(child, signal.SIGKILL)
-        pytest.fail("the engine kept running after its parent was killed")
+        pytest.fail("the engine kept reading after its parent was killed")
