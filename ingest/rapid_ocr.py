@@ -20,13 +20,12 @@ if TYPE_CHECKING:
 
 DET_MODEL = "PP-OCRv6_det_small.onnx"
 REC_MODEL = "PP-OCRv6_rec_small.onnx"
-# rapidocr shrinks larger images to this long side before detection and cuts the lines it reads out
-# of the shrunk image, so rendering more only costs time. Its own default, 2000, reads an A4 page at
-# 171 dpi, below the 200 dpi small print needs: on two pages of 9-point typewriter type 4.2% of the
-# words were missed ('m' read as 'z' or 'rn': 'Naze', 'Agreexent'), 0.35% at 2400. 2400 keeps A4 and
-# Letter at 200 dpi or more; detection grows with the pixels (about 1.4x), recognition (most of the
-# time) does not.
-MAX_SIDE = 2400
+# rapidocr shrinks larger images to this long side before detection (its own default): rendering
+# more pixels than this only costs time. 2400 (A4 at 200 dpi) read a rendered 9-point typewriter
+# contract better (0.35% of words missed against 4.2%) but a 200 dpi image file of it worse: read at
+# its own size, the median filter thins its strokes ('Houlevard'); left at 2000 until the clean-up
+# handles thin strokes at full size.
+MAX_SIDE = 2000
 MAX_DPI = 300.0
 MAX_THREADS = 4
 # Recognition time grows with each line's width at its fixed 48-pixel height, so pages are read
