@@ -11,6 +11,8 @@ function has no receiver, so Qt would call it in the worker's thread.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,7 +86,7 @@ class ChatWorker(QObject):
 
     @Slot(object)
     def ask(self, job: AskJob) -> None:
-        try:
+        with self._job():
             question = job.question
             if job.regenerate and job.conversation_id is not None:
                 question = Conversations(self._svc().ctx.db).drop_last_exchange(job.conversation_id)
@@ -95,9 +97,16 @@ class ChatWorker(QObject):
                 thinking=job.thinking,
                 on_event=self._emit,
             )
+
+    @contextmanager
+    def _job(self) -> Iterator[None]:
+        """A job's failure is one line for the window (which stays alive), and the window always
+        hears that the job ended."""
+        try:
+            yield
         except USER_ERRORS as exc:
             self.failed.emit(one_line(exc))
-        except Exception as exc:  # keep the window alive and say what happened
+        except Exception as exc:
             self.failed.emit(f"unexpected error: {type(exc).__name__}: {one_line(exc)}")
         finally:
             self.finished.emit()
@@ -108,17 +117,11 @@ class ChatWorker(QObject):
     @Slot(object)
     def extract(self, job: ExtractJob) -> None:
         """Fill an extraction table on the same engine as chat (one owner of the llama.cpp model)."""
-        try:
+        with self._job():
             service = self._extractor()
             template = service.templates.get(job.template_key)
             run_id = service.start_run(template, job.document_ids)
             service.run(run_id, job.document_ids, on_event=self._emit_extraction)
-        except USER_ERRORS as exc:
-            self.failed.emit(one_line(exc))
-        except Exception as exc:
-            self.failed.emit(f"unexpected error: {type(exc).__name__}: {one_line(exc)}")
-        finally:
-            self.finished.emit()
 
     @Slot(object)
     def compare(self, job: CompareJob) -> None:
@@ -128,7 +131,7 @@ class ChatWorker(QObject):
         from app.compare.versions import version_from_library
 
         self._compare_stop.clear()
-        try:
+        with self._job():
             ctx = self._svc().ctx
             redline = compare(version_from_library(ctx, job.old_id), version_from_library(ctx, job.new_id))
             self.compare_event.emit(redline)
@@ -151,12 +154,6 @@ class ChatWorker(QObject):
                 self.compare_event.emit(SummaryUnavailable(one_line(exc)))
             else:
                 self.compare_event.emit(written)
-        except USER_ERRORS as exc:
-            self.failed.emit(one_line(exc))
-        except Exception as exc:
-            self.failed.emit(f"unexpected error: {type(exc).__name__}: {one_line(exc)}")
-        finally:
-            self.finished.emit()
 
     def _extractor(self) -> ExtractionService:
         if self._extraction is None:

@@ -35,13 +35,9 @@ def _list_line(doc_id: int) -> str:
     return next(line for line in out.splitlines() if line.split()[:1] == [str(doc_id)])
 
 
-def test_read_ctrl_c_keeps_what_was_read_and_the_next_read_continues(starter_home: Path, tmp_path: Path) -> None:
-    contract = _long_contract(tmp_path / "supply.txt", 110)
-    code, _out, err = run_folio("add", str(contract))
-    assert code == 0, err
-    assert "(not read yet)" in _list_line(1)
-
-    proc = subprocess.Popen(
+def _start_reading() -> subprocess.Popen[str]:
+    """`folio read 1` in its own process, as a second terminal would run it."""
+    return subprocess.Popen(
         [sys.executable, "-m", "app.cli", "read", "1"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -49,6 +45,15 @@ def test_read_ctrl_c_keeps_what_was_read_and_the_next_read_continues(starter_hom
         cwd=REPO,
         env=os.environ.copy(),
     )
+
+
+def test_read_ctrl_c_keeps_what_was_read_and_the_next_read_continues(starter_home: Path, tmp_path: Path) -> None:
+    contract = _long_contract(tmp_path / "supply.txt", 110)
+    code, _out, err = run_folio("add", str(contract))
+    assert code == 0, err
+    assert "(not read yet)" in _list_line(1)
+
+    proc = _start_reading()
     assert proc.stderr is not None
     seen: list[str] = []
     for line in proc.stderr:
@@ -86,14 +91,7 @@ def test_read_ctrl_c_keeps_what_was_read_and_the_next_read_continues(starter_hom
 def test_ask_waits_for_the_read_another_folio_is_doing(starter_home: Path, tmp_path: Path) -> None:
     code, _out, err = run_folio("add", str(_long_contract(tmp_path / "supply.txt", 110)))
     assert code == 0, err
-    reader = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "read", "1"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-        env=os.environ.copy(),
-    )
+    reader = _start_reading()
     assert reader.stderr is not None
     for line in reader.stderr:
         if line.startswith("reading "):
