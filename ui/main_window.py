@@ -184,8 +184,11 @@ class MainWindow(QMainWindow):
             self._reading_now = (status.document_id, state)
         elif status.state != "reading":
             self._reading_now = None
+        # Nothing to say once everything is read (each library item says "ready"): the status bar's
+        # message needs the room.
+        quiet = status.state == "off" or (status.state == "idle" and not status.reason)
         self.status.show_read_ahead(
-            "" if status.state == "off" else f"reading ahead: {status.words()}",
+            "" if quiet else f"reading ahead: {status.words()}",
             active=active,
             paused=status.state == "paused",
         )
