@@ -36,6 +36,7 @@ import csv
 import dataclasses
 import hashlib
 import json
+import os
 import sys
 import tempfile
 import time
@@ -380,6 +381,10 @@ def page_has_evidence(ctx: Any, document_id: int, page: int | None, clauses: lis
     return False
 
 
+def _threads(n: int) -> str:
+    return "one llama.cpp thread" if n == 1 else f"{n} llama.cpp threads"
+
+
 def score(ctx: Any, results: list[DocResult], template: Any, parts: set[str], left_out: list[str]) -> list[str]:
     designs = [d for d in DESIGNS if d in parts]
     yes_no = [f for f in template.fields if f.yes_no]
@@ -387,9 +392,10 @@ def score(ctx: Any, results: list[DocResult], template: Any, parts: set[str], le
     measured = f"{len(results)} of the {total}" if left_out else f"The {total}"
     lines = [
         f"{measured} CUAD contracts of ../shared/corpus/contracts_pdf against CUAD's expert labels, with the real "
-        f"{MODEL_LABEL} (benchmarks/eval_model.py), greedy, one llama.cpp thread on the shared 2-core machine "
-        f"(niced, beside other work: times are wall seconds under that load). Fields: the {len(SHORT)} short "
-        f"answers and {len(yes_no)} of the template's 33 yes/no clauses. Comparison rules: "
+        f"{MODEL_LABEL} (benchmarks/eval_model.py), greedy, {_threads(ctx.settings.threads)} on the 2-core "
+        f"machine (times are wall seconds, load average {os.getloadavg()[0]:.1f} at the end). "
+        f"Fields: the {len(SHORT)} short answers and {len(yes_no)} of the template's 33 yes/no clauses. "
+        "Comparison rules: "
         "benchmarks/cuad_compare.py (dates and durations read by app/citations/normalise.py). Raw answers come "
         "from the model or its on-disk cache (keyed by model sha256, the whole prompt, the answer format and "
         "sampling); the chat's from the same cache as benchmarks/bench_grounding.py. `make eval` "
@@ -606,12 +612,12 @@ def time_table(results: list[DocResult], designs: list[str], chat_on: bool, fiel
     return lines
 
 
-def setup_home(fresh: bool) -> tuple[Any, str]:
+def setup_home(fresh: bool, threads: int = 1) -> tuple[Any, str]:
     """A FOLIO_HOME with the eval model registered and active, document snapshots kept on disk: a new
     one for a fresh run (every document is read, and timed, from scratch), else one kept between runs."""
     home = Path(tempfile.mkdtemp(prefix="folio-bench-extraction-")) if fresh else cache_dir() / "home"
     return open_eval_app(
-        home, f"max_answer_tokens = {CHAT_TOKENS}\nthinking = false\nstate_cache_gb = 8\nthreads = 1\n"
+        home, f"max_answer_tokens = {CHAT_TOKENS}\nthinking = false\nstate_cache_gb = 8\nthreads = {threads}\n"
     )
 
 
@@ -625,6 +631,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--clauses", default="", help="comma-separated yes/no clause keys to ask")
     parser.add_argument("--no-chat", action="store_true", help="do not ask the chat the same questions")
     parser.add_argument("--baseline", action="store_true", help="also run the first request design")
+    parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (1 on a shared machine)")
     written = parser.add_mutually_exclusive_group()
     written.add_argument("--write", action="store_true", help="update RESULTS.md even for a partial run")
     written.add_argument("--no-write", action="store_true", help="never update RESULTS.md")
@@ -637,7 +644,7 @@ def main(argv: list[str]) -> int:
         print(f"bench_extraction_quality: the CUAD contracts are not at {CONTRACTS}", file=sys.stderr)
         return 1
     only = args.only
-    ctx, model_sha = setup_home(args.fresh)
+    ctx, model_sha = setup_home(args.fresh, args.threads)
     store = cache_dir() / model_sha[:16]
     store.mkdir(parents=True, exist_ok=True)
     engine = RecordingEngine(store, model_sha, args.fresh, cached_only=args.cached_only)

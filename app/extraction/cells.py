@@ -221,21 +221,22 @@ def cell_from_answer(
 ) -> Cell:
     """A cell from the model's answer for one field (already checked against the schema)."""
     field = ask.field
-    if ask.choosing:
-        picked = int(raw.get(PASSAGE, 0))
-        passage = ask.candidates[picked - 1] if 1 <= picked <= len(ask.candidates) else None
-        quote = passage.text if passage else ""
-        cited = (passage.label or str(passage.page)) if passage else ""
-        present = passage is not None and raw.get(PRESENT) == YES
-        value, claim = ("yes" if present else "no"), quote
-        extra_flags = (*extra_flags, OFFERED) if passage else extra_flags
-    elif field.yes_no:
-        quote, present = _clean(raw.get(CLAUSE, "")), raw.get(PRESENT) == YES
-        value, cited = ("yes" if present else "no"), _clean(raw.get(PAGE, ""))
+    picked = int(raw.get(PASSAGE, 0)) if ask.choosing else 0
+    passage = ask.candidates[picked - 1] if 1 <= picked <= len(ask.candidates) else None
+    if passage is not None:
+        # The passage Folio offered is the evidence, word for word as its page has it.
+        quote, cited = passage.text, passage.label or str(passage.page)
+        extra_flags = (*extra_flags, OFFERED)
+    else:
+        quote = _clean(raw.get(CLAUSE if field.yes_no else EVIDENCE, ""))
+        cited = _clean(raw.get(PAGE, ""))
+    if field.yes_no:
+        present = raw.get(PRESENT) == YES and bool(quote)
+        value = "yes" if present else "no"
         claim = quote  # a clause is its own claim: the question is whether it is in the document
     else:
-        quote, value, cited = _clean(raw.get(EVIDENCE, "")), _clean(raw.get(ANSWER, "")), _clean(raw.get(PAGE, ""))
-        # After copying a passage the model may still conclude that it does not state the field.
+        value = _clean(raw.get(ANSWER, ""))
+        # After picking or copying a passage the model may still conclude that it does not state the field.
         present = bool(value) and not _NONE_RE.fullmatch(value)
         claim = value
     if not present:

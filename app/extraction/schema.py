@@ -2,13 +2,15 @@
 
 One answer covers a group of fields: {"<field key>": <cell>, ...}. Evidence comes first. A short
 answer's cell is {"evidence": <the passage, copied>, "page": <its marker>, "answer": <a few words>};
-a yes/no clause's cell is {"clause": <the clause, copied>, "page": ..., "present": "yes" | "no"}, or,
-when a word search offered passages that may be such a clause, {"passage": <its number>, "present": ...}.
+a yes/no clause's cell is {"clause": <the clause, copied>, "page": ..., "present": "yes" | "no"}.
 Saying that the document holds nothing is a separate branch that opens with empty evidence and then
 allows only {"evidence": "", "answer": "not stated"} (or {"clause": "", "present": "no"}): the model
 has to decide, at the first character of the evidence, whether it copies a passage or declares that
 there is none. 'Not stated' is never the first thing offered, and a value can never come without
 the passage the model read it from.
+When a word search offered passages, the cell opens with the number of the one that states the field
+({"passage": 2, "answer": ...} or {"passage": 2, "present": ...}): the offered passage is the
+evidence. 0 (none of them) leads, for a short answer, to the two branches above.
 
 llama.cpp turns the schema into a grammar (model servers get it as OpenAI structured output, whose
 strict mode wants an object at the root), so the model can only write JSON of this shape. Every
@@ -60,6 +62,20 @@ def text_cell_schema(value_chars: int, quote_chars: int) -> dict[str, Any]:
     return {"anyOf": [found, _object({EVIDENCE: _only(""), ANSWER: _only(NOT_STATED)})]}
 
 
+def text_choice_cell_schema(candidates: int, value_chars: int, quote_chars: int) -> dict[str, Any]:
+    """A short answer with passages offered: the number of the passage that states it, then the
+    answer; or 0 (none of them), then the evidence copied from elsewhere, or none at all."""
+    picked = {"type": "integer", "enum": list(range(1, candidates + 1))}
+    none = {"type": "integer", "enum": [0]}
+    elsewhere = text_cell_schema(value_chars, quote_chars)["anyOf"]
+    return {
+        "anyOf": [
+            _object({PASSAGE: picked, ANSWER: _string(1, value_chars)}),
+            *(_object({PASSAGE: none, **branch["properties"]}) for branch in elsewhere),
+        ]
+    }
+
+
 def yes_no_cell_schema(quote_chars: int) -> dict[str, Any]:
     # A clause the model copied may still turn out not to be one of this kind: "present": "no" is
     # allowed after a clause, so judging comes after looking rather than instead of it.
@@ -83,10 +99,12 @@ def group_schema(cells: list[CellSpec], value_chars: int, quote_chars: int) -> d
     """The schema of one request's answer."""
     out: dict[str, Any] = {}
     for key, yes_no, candidates in cells:
-        if yes_no and candidates:
-            out[key] = choice_cell_schema(candidates)
+        if yes_no:
+            out[key] = choice_cell_schema(candidates) if candidates else yes_no_cell_schema(quote_chars)
+        elif candidates:
+            out[key] = text_choice_cell_schema(candidates, value_chars, quote_chars)
         else:
-            out[key] = yes_no_cell_schema(quote_chars) if yes_no else text_cell_schema(value_chars, quote_chars)
+            out[key] = text_cell_schema(value_chars, quote_chars)
     return _object(out)
 
 

@@ -140,6 +140,24 @@ class Search:
         ).fetchall()
         return [Passage(int(page), label, " ".join(text.split())) for page, label, text in rows if text.strip()]
 
+    def opening(self, document_id: int, *, words: int = 64) -> Passage | None:
+        """The document's first words as its first page has them: the title and the opening paragraph,
+        where a contract names itself, its parties and its date. Up to `words` words."""
+        rows = self.db.execute(
+            "SELECT page, label, text FROM segments WHERE document_id = ? AND page IS NOT NULL AND text != '' "
+            "ORDER BY seq LIMIT 12",
+            [document_id],
+        ).fetchall()
+        if not rows:
+            return None
+        page, label = int(rows[0][0]), rows[0][1]
+        taken: list[str] = []
+        for row_page, _, text in rows:
+            if row_page != page or len(taken) >= words:
+                break
+            taken += text.split()
+        return Passage(page, label, " ".join(taken[:words]))
+
     def document_pages(self, document_id: int, words: list[str], *, limit: int = 3) -> list[int]:
         """Pages of one document holding any of the words, best BM25 match first."""
         # bm25() cannot sit under an aggregate, so pages are taken in order of their best segment.

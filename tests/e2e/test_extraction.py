@@ -45,6 +45,7 @@ def _import_template(home: Path, tmp_path: Path, fields: list[dict[str, str]]) -
 
 def test_extraction_is_schema_valid_stored_and_audited(starter_home: Path, tmp_path: Path) -> None:
     from app.chat import ChatService
+    from app.extraction.prompt import ask_field
     from app.extraction.runner import CellsStored, ExtractionService, RunFinished
     from app.extraction.templates import TemplateStore
 
@@ -65,6 +66,7 @@ def test_extraction_is_schema_valid_stored_and_audited(starter_home: Path, tmp_p
         assert again.run_id == run_id and again.cells_done == 3
         # Chat on the same engine: every question goes into the audit log too.
         message = ChatService(ctx, service.session).ask([doc.id], "Which law governs?")
+        offered = {f.key: len(ask_field(ctx, doc.id, f).candidates) for f in template.fields}
     finally:
         service.close()
     db = sqlite3.connect(starter_home / "data" / "folio.sqlite3")
@@ -75,14 +77,15 @@ def test_extraction_is_schema_valid_stored_and_audited(starter_home: Path, tmp_p
     assert run["template_sha256"] == template.sha256 and run["status"] == "complete"
     cells = db.execute("SELECT * FROM extraction_cells ORDER BY id").fetchall()
     assert [c["field_key"] for c in cells] == ["governing_law", "monthly_fee", "notice_period"]
-    # What the model wrote parses and fits the schema it was constrained by: evidence first, and
-    # 'not stated' only after empty evidence.
+    # What the model wrote parses and fits the schema it was constrained by: evidence first (the
+    # number of an offered passage, or the copied passage), and 'not stated' only after empty evidence.
     answer = {c["field_key"]: json.loads(c["raw"]) for c in cells}
-    assert schema_errors(group_schema([(k, False, 0) for k in answer], 12, 40), answer) == []
+    assert sum(offered.values()) > 0  # the word search found passages for some field
+    assert schema_errors(group_schema([(k, False, offered[k]) for k in answer], 12, 40), answer) == []
     for c in cells:
         raw = answer[c["field_key"]]
-        assert next(iter(raw)) == "evidence"  # the evidence comes first
-        if raw["evidence"] == "":
+        assert next(iter(raw)) == ("passage" if offered[c["field_key"]] else "evidence")  # the evidence comes first
+        if raw.get("passage", 0) == 0 and raw["evidence"] == "":
             assert raw["answer"] == "not stated" and not c["found"]
         assert c["quote_status"] in ("exact", "fuzzy", "not_found", "empty", "none")
         assert c["prompt_tokens"] > 300 and c["completion_tokens"] > 0

@@ -44,15 +44,19 @@ def test_a_clause_is_picked_from_the_passages_the_search_offers() -> None:
     offered = (Passage(2, None, "The Supplier may audit the books"), Passage(5, "v", "Audit fees are paid"))
     ask = FieldAsk(AUDIT, candidates=offered)
     text = field_block(ask)
-    assert ask.choosing and not FieldAsk(LAW, candidates=offered).choosing and not FieldAsk(AUDIT).choosing
+    assert ask.choosing and not FieldAsk(AUDIT).choosing
     assert '(1) [p. 2] "The Supplier may audit the books"\n(2) [p. v] "Audit fees are paid"' in text
     assert text.index('"passage"') < text.index('"present"') and "0 if none" in text
+    # A short answer picks too: the passage's number, then (after 0 only) the copied evidence, then the answer.
+    law = field_block(FieldAsk(LAW, candidates=offered))
+    assert FieldAsk(LAW, candidates=offered).choosing and '(2) [p. v] "Audit fees are paid"' in law
+    assert law.index('"passage"') < law.index('"evidence"') < law.index('"answer"') and "0 if none" in law
 
 
 def test_hints_point_to_pages_or_say_the_words_are_nowhere(ctx: AppContext, tmp_path: Path) -> None:
     pdf = make_text_pdf(tmp_path / "c.pdf", ["Fees.", "Payment terms.", "This Agreement is governed by Texas law."])
     doc = ctx.library.add(pdf).document.id
-    assert ask_field(ctx, doc, LAW).hint == "A word search found likely passages on [p. 3]."
+    assert ask_field(ctx, doc, LAW).candidates == (Passage(3, "3", "This Agreement is governed by Texas law."),)
     assert ask_field(ctx, doc, LAW, PageChoice((1, 2), 3)).hint == (
         "A word search for words such a passage uses (governed, laws, construed) found none."
     )
@@ -65,6 +69,20 @@ def test_hints_point_to_pages_or_say_the_words_are_nowhere(ctx: AppContext, tmp_
         "maximum",
         "amount",
     ]
+
+
+def test_a_short_answer_is_offered_the_opening_first(ctx: AppContext, tmp_path: Path) -> None:
+    """Names, parties and dates stand in a contract's opening, which BM25 ranks low among short
+    passages: it comes first when it uses one of the field's words, and is never offered twice."""
+    opening = "SUPPLY AGREEMENT\nThis Supply Agreement is made between Acme LLC and Beta Inc. on 1 May 2020."
+    pages = [opening, "Each party may end it.", "The parties agree that Acme LLC delivers parts."]
+    doc = ctx.library.add(make_text_pdf(tmp_path / "s.pdf", pages)).document.id
+    parties = TemplateStore.for_config(ctx.paths.config_dir).get("contract_review").fields[1]
+    offered = ask_field(ctx, doc, parties).candidates
+    assert offered[0] == Passage(1, "1", " ".join(opening.split()))
+    assert sorted(p.page for p in offered) == [1, 2, 3]  # the opening's own snippet is not offered again
+    assert ask_field(ctx, doc, LAW).candidates == ()  # the opening holds none of its words
+    assert ask_field(ctx, doc, parties, PageChoice((2, 3), 3)).candidates[0].page != 1  # not among the pages read
 
 
 def test_the_request_starts_with_the_chat_prefix_and_names_its_pages(ctx: AppContext, tmp_path: Path) -> None:

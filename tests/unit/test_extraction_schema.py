@@ -18,7 +18,13 @@ from app.extraction.schema import (
     schema_errors,
 )
 
-FIELDS = [("governing_law", False, 0), ("parties", False, 0), ("cap_on_liability", True, 0), ("audit_rights", True, 3)]
+FIELDS = [
+    ("governing_law", False, 0),
+    ("parties", False, 0),
+    ("cap_on_liability", True, 0),
+    ("audit_rights", True, 3),
+    ("agreement_date", False, 4),
+]
 KEYS = [k for k, _, _ in FIELDS]
 
 # Characters the JSON grammar allows in a string, including the ones that need a 6-byte escape.
@@ -30,9 +36,12 @@ def answers(draw: st.DrawFn, value_chars: int, quote_chars: int) -> dict[str, ob
     out: dict[str, object] = {}
     for key, yes_no, candidates in FIELDS:
         looked = draw(st.booleans())
-        if candidates:
-            picked = draw(st.integers(0, candidates))
+        picked = draw(st.integers(0, candidates)) if candidates else 0
+        if yes_no and candidates:
             out[key] = {"passage": picked, "present": draw(st.sampled_from(["yes", "no"])) if picked else "no"}
+            continue
+        if picked:
+            out[key] = {"passage": picked, "answer": draw(st.text(CHARS, min_size=1, max_size=value_chars))}
             continue
         evidence = draw(st.text(CHARS, min_size=MIN_EVIDENCE_CHARS, max_size=quote_chars)) if looked else ""
         page = draw(st.text(CHARS, min_size=1, max_size=PAGE_CHARS))
@@ -43,10 +52,11 @@ def answers(draw: st.DrawFn, value_chars: int, quote_chars: int) -> dict[str, ob
             )
         else:
             value = draw(st.text(CHARS, min_size=1, max_size=value_chars))
+            lead = {"passage": 0} if candidates else {}
             out[key] = (
-                {"evidence": evidence, "page": page, "answer": value}
+                {**lead, "evidence": evidence, "page": page, "answer": value}
                 if looked
-                else {"evidence": "", "answer": NOT_STATED}
+                else {**lead, "evidence": "", "answer": NOT_STATED}
             )
     return out
 
@@ -71,6 +81,7 @@ def test_not_stated_only_after_empty_evidence() -> None:
         "parties": {"evidence": "", "answer": NOT_STATED},
         "cap_on_liability": clause,
         "audit_rights": {"passage": 2, "present": "yes"},
+        "agreement_date": {"passage": 4, "answer": "1 May 2020"},
     }
     assert schema_errors(schema, good) == []
     assert schema_errors(schema, {**good, "cap_on_liability": {**clause, "present": "no"}}) == []  # looked, judged no
@@ -91,6 +102,15 @@ def test_not_stated_only_after_empty_evidence() -> None:
     assert schema_errors(schema, {**good, "audit_rights": {"passage": 0, "present": "yes"}})
     assert schema_errors(schema, {**good, "audit_rights": {"passage": 4, "present": "yes"}})
     assert schema_errors(schema, {**good, "audit_rights": {"passage": True, "present": "yes"}})  # true is not 1
+    # A short answer picked from the offered passages: a number, then the answer; 0, then evidence or nothing.
+    date = {"evidence": "made on 1 May 2020", "page": "1", "answer": "1 May 2020"}
+    assert schema_errors(schema, {**good, "agreement_date": {"passage": 0, **date}}) == []
+    assert schema_errors(schema, {**good, "agreement_date": {"passage": 0, "evidence": "", "answer": NOT_STATED}}) == []
+    assert schema_errors(schema, {**good, "agreement_date": {"passage": 2, "answer": NOT_STATED}}) == []  # looked there
+    assert schema_errors(schema, {**good, "agreement_date": {"passage": 5, "answer": "1 May 2020"}})
+    assert schema_errors(schema, {**good, "agreement_date": {"passage": 2, **date}})  # a picked passage is the evidence
+    assert schema_errors(schema, {**good, "agreement_date": {"passage": 0, "answer": "1 May 2020"}})  # no evidence
+    assert schema_errors(schema, {**good, "agreement_date": date})  # the number comes first
 
 
 def test_evidence_comes_first_in_the_grammar() -> None:
@@ -102,3 +122,6 @@ def test_evidence_comes_first_in_the_grammar() -> None:
     found, none = rules["governing-law-0"], rules["governing-law-1"]
     assert found.index("evidence") < found.index("page") < found.index("answer")
     assert rules["governing-law-1-evidence"] == '"\\"\\""' and "page" not in none  # empty evidence, then only this
+    picked, copied = rules["agreement-date-0"], rules["agreement-date-1"]
+    assert picked.index("passage") < picked.index("answer") and "evidence" not in picked
+    assert copied.index("passage") < copied.index("evidence") < copied.index("page") < copied.index("answer")
