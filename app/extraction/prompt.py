@@ -22,7 +22,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from app.context import AppContext
-from app.extraction.schema import ANSWER, CLAUSE, EVIDENCE, NOT_STATED, PAGE, PRESENT
+from app.extraction.schema import ANSWER, CLAUSE, EVIDENCE, NOT_STATED, PAGE, PASSAGE, PRESENT, STATED
 from app.extraction.templates import TemplateField
 from app.store.search import Passage, Search
 from assets import read_text
@@ -35,7 +35,7 @@ FIELD_CANDIDATES = 4  # passages a short answer may be picked from (the opening 
 OPENING_WORDS = 96  # a title and an opening paragraph that names three parties with their addresses
 # Bumped whenever the request's shape changes in a way the prompt files do not show (schema, hint
 # rules): a run is keyed on the design, so cells asked one way never mix with cells asked another.
-DESIGN_VERSION = 4
+DESIGN_VERSION = 5
 
 _STOP = frozenset(
     """a about after all also an and any are as at be before being between both but by can contract could does
@@ -244,6 +244,6 @@ def design_key() -> str:
     digest = hashlib.sha256(f"design {DESIGN_VERSION}\n".encode())
     for name in PROMPT_FILES:
         digest.update(read_text("prompts", name).encode("utf-8"))
-    for key in (EVIDENCE, CLAUSE, PAGE, ANSWER, PRESENT, NOT_STATED):
+    for key in (EVIDENCE, CLAUSE, PAGE, ANSWER, PRESENT, NOT_STATED, STATED, PASSAGE):
         digest.update(key.encode())
     return f"v{DESIGN_VERSION}-{digest.hexdigest()[:16]}"

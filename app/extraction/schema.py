@@ -8,9 +8,11 @@ allows only {"evidence": "", "answer": "not stated"} (or {"clause": "", "present
 has to decide, at the first character of the evidence, whether it copies a passage or declares that
 there is none. 'Not stated' is never the first thing offered, and a value can never come without
 the passage the model read it from.
-When a word search offered passages, the cell opens with the number of the one that states the field
-({"passage": 2, "answer": ...} or {"passage": 2, "present": ...}): the offered passage is the
-evidence. 0 (none of them) leads, for a short answer, to the two branches above.
+When a word search offered passages, a yes/no clause's cell opens with the number of the one that
+is such a clause ({"passage": 2, "present": ...}); a short answer's with whether the document states
+it at all, then the passage's number and the answer ({"stated": "yes", "passage": 2, "answer": ...}),
+or 0 and the evidence copied from elsewhere, or {"stated": "no", "answer": "not stated"}. An offered
+passage is the evidence, word for word.
 
 llama.cpp turns the schema into a grammar (model servers get it as OpenAI structured output, whose
 strict mode wants an object at the root), so the model can only write JSON of this shape. Every
@@ -29,6 +31,7 @@ PAGE = "page"
 ANSWER = "answer"
 PRESENT = "present"
 PASSAGE = "passage"
+STATED = "stated"
 NOT_STATED = "not stated"
 YES, NO = "yes", "no"
 PAGE_CHARS = 16
@@ -63,15 +66,17 @@ def text_cell_schema(value_chars: int, quote_chars: int) -> dict[str, Any]:
 
 
 def text_choice_cell_schema(candidates: int, value_chars: int, quote_chars: int) -> dict[str, Any]:
-    """A short answer with passages offered: the number of the passage that states it, then the
-    answer; or 0 (none of them), then the evidence copied from elsewhere, or none at all."""
+    """A short answer with passages offered: first whether the document states it at all, then the
+    number of the passage that does and the answer; or 0 (none of them), then the evidence copied
+    from elsewhere. A small model copies a passage rather than judge it absent, so the judgement
+    comes first, where it is one word."""
     picked = {"type": "integer", "enum": list(range(1, candidates + 1))}
-    none = {"type": "integer", "enum": [0]}
-    elsewhere = text_cell_schema(value_chars, quote_chars)["anyOf"]
+    copied = text_cell_schema(value_chars, quote_chars)["anyOf"][0]["properties"]
     return {
         "anyOf": [
-            _object({PASSAGE: picked, ANSWER: _string(1, value_chars)}),
-            *(_object({PASSAGE: none, **branch["properties"]}) for branch in elsewhere),
+            _object({STATED: _only(YES), PASSAGE: picked, ANSWER: _string(1, value_chars)}),
+            _object({STATED: _only(YES), PASSAGE: {"type": "integer", "enum": [0]}, **copied}),
+            _object({STATED: _only(NO), ANSWER: _only(NOT_STATED)}),
         ]
     }
 

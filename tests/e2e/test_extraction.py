@@ -84,8 +84,9 @@ def test_extraction_is_schema_valid_stored_and_audited(starter_home: Path, tmp_p
     assert schema_errors(group_schema([(k, False, offered[k]) for k in answer], 12, 40), answer) == []
     for c in cells:
         raw = answer[c["field_key"]]
-        assert next(iter(raw)) == ("passage" if offered[c["field_key"]] else "evidence")  # the evidence comes first
-        if raw.get("passage", 0) == 0 and raw["evidence"] == "":
+        # Judged first (stated or not) when passages were offered, else the evidence comes first.
+        assert next(iter(raw)) == ("stated" if offered[c["field_key"]] else "evidence")
+        if raw.get("stated") == "no" or raw.get("evidence") == "":
             assert raw["answer"] == "not stated" and not c["found"]
         assert c["quote_status"] in ("exact", "fuzzy", "not_found", "empty", "none")
         assert c["prompt_tokens"] > 300 and c["completion_tokens"] > 0

@@ -126,18 +126,20 @@ def test_cells_from_answers_keep_what_the_model_said(ctx: AppContext, tmp_path: 
     # A short answer picked from offered passages: the passage is the evidence, the answer is the value.
     passages = (Passage(1, None, "Fees are 10 EUR."), Passage(2, None, "Governed by French law."))
     law_offered = FieldAsk(law, candidates=passages)
-    chosen = cell_from_answer(doc.id, law_offered, {"passage": 2, "answer": "French law"}, sources)
+    chosen = cell_from_answer(doc.id, law_offered, {"stated": "yes", "passage": 2, "answer": "French law"}, sources)
     assert (chosen.found, chosen.quote, chosen.page, chosen.verdict) == (True, "Governed by French law.", 2, QUOTED)
     assert OFFERED in chosen.flags
     # A value the picked passage does not hold is not quoted by it.
-    misread = cell_from_answer(doc.id, law_offered, {"passage": 1, "answer": "Texas law"}, sources)
+    misread = cell_from_answer(doc.id, law_offered, {"stated": "yes", "passage": 1, "answer": "Texas law"}, sources)
     assert misread.found and misread.verdict == UNSUPPORTED and QUOTE_LACKS_VALUE in misread.flags
-    looked_there = cell_from_answer(doc.id, law_offered, {"passage": 1, "answer": "not stated"}, sources)
+    looked_there = cell_from_answer(
+        doc.id, law_offered, {"stated": "yes", "passage": 1, "answer": "not stated"}, sources
+    )
     assert (looked_there.found, looked_there.quote, looked_there.display) == (False, "Fees are 10 EUR.", "not stated")
     # None of them: the evidence the model copied from elsewhere, grounded as any other.
-    elsewhere = cell_from_answer(doc.id, law_offered, {"passage": 0, **answer}, sources)
+    elsewhere = cell_from_answer(doc.id, law_offered, {"stated": "yes", "passage": 0, **answer}, sources)
     assert (elsewhere.found, elsewhere.verdict, elsewhere.page) == (True, QUOTED, 2) and OFFERED not in elsewhere.flags
-    nowhere = cell_from_answer(doc.id, law_offered, {"passage": 0, "evidence": "", "answer": "not stated"}, sources)
+    nowhere = cell_from_answer(doc.id, law_offered, {"stated": "no", "answer": "not stated"}, sources)
     assert (nowhere.found, nowhere.quote, nowhere.verdict) == (False, "", "")
 
 

@@ -50,7 +50,8 @@ def test_a_clause_is_picked_from_the_passages_the_search_offers() -> None:
     # A short answer picks too: the passage's number, then (after 0 only) the copied evidence, then the answer.
     law = field_block(FieldAsk(LAW, candidates=offered))
     assert FieldAsk(LAW, candidates=offered).choosing and '(2) [p. v] "Audit fees are paid"' in law
-    assert law.index('"passage"') < law.index('"evidence"') < law.index('"answer"') and "0 if none" in law
+    assert law.index('"stated"') < law.index('"passage"') < law.index('"evidence"') < law.index('"answer"')
+    assert "0 if none" in law
 
 
 def test_hints_point_to_pages_or_say_the_words_are_nowhere(ctx: AppContext, tmp_path: Path) -> None:

@@ -41,7 +41,8 @@ def answers(draw: st.DrawFn, value_chars: int, quote_chars: int) -> dict[str, ob
             out[key] = {"passage": picked, "present": draw(st.sampled_from(["yes", "no"])) if picked else "no"}
             continue
         if picked:
-            out[key] = {"passage": picked, "answer": draw(st.text(CHARS, min_size=1, max_size=value_chars))}
+            value = draw(st.text(CHARS, min_size=1, max_size=value_chars))
+            out[key] = {"stated": "yes", "passage": picked, "answer": value}
             continue
         evidence = draw(st.text(CHARS, min_size=MIN_EVIDENCE_CHARS, max_size=quote_chars)) if looked else ""
         page = draw(st.text(CHARS, min_size=1, max_size=PAGE_CHARS))
@@ -52,11 +53,17 @@ def answers(draw: st.DrawFn, value_chars: int, quote_chars: int) -> dict[str, ob
             )
         else:
             value = draw(st.text(CHARS, min_size=1, max_size=value_chars))
-            lead = {"passage": 0} if candidates else {}
+            if candidates:
+                out[key] = (
+                    {"stated": "yes", "passage": 0, "evidence": evidence, "page": page, "answer": value}
+                    if looked
+                    else {"stated": "no", "answer": NOT_STATED}
+                )
+                continue
             out[key] = (
-                {**lead, "evidence": evidence, "page": page, "answer": value}
+                {"evidence": evidence, "page": page, "answer": value}
                 if looked
-                else {**lead, "evidence": "", "answer": NOT_STATED}
+                else {"evidence": "", "answer": NOT_STATED}
             )
     return out
 
@@ -81,7 +88,7 @@ def test_not_stated_only_after_empty_evidence() -> None:
         "parties": {"evidence": "", "answer": NOT_STATED},
         "cap_on_liability": clause,
         "audit_rights": {"passage": 2, "present": "yes"},
-        "agreement_date": {"passage": 4, "answer": "1 May 2020"},
+        "agreement_date": {"stated": "yes", "passage": 4, "answer": "1 May 2020"},
     }
     assert schema_errors(schema, good) == []
     assert schema_errors(schema, {**good, "cap_on_liability": {**clause, "present": "no"}}) == []  # looked, judged no
@@ -102,15 +109,19 @@ def test_not_stated_only_after_empty_evidence() -> None:
     assert schema_errors(schema, {**good, "audit_rights": {"passage": 0, "present": "yes"}})
     assert schema_errors(schema, {**good, "audit_rights": {"passage": 4, "present": "yes"}})
     assert schema_errors(schema, {**good, "audit_rights": {"passage": True, "present": "yes"}})  # true is not 1
-    # A short answer picked from the offered passages: a number, then the answer; 0, then evidence or nothing.
+    # A short answer with passages offered: stated or not, then a passage's number and the answer, or 0
+    # and the evidence copied from elsewhere.
     date = {"evidence": "made on 1 May 2020", "page": "1", "answer": "1 May 2020"}
-    assert schema_errors(schema, {**good, "agreement_date": {"passage": 0, **date}}) == []
-    assert schema_errors(schema, {**good, "agreement_date": {"passage": 0, "evidence": "", "answer": NOT_STATED}}) == []
-    assert schema_errors(schema, {**good, "agreement_date": {"passage": 2, "answer": NOT_STATED}}) == []  # looked there
-    assert schema_errors(schema, {**good, "agreement_date": {"passage": 5, "answer": "1 May 2020"}})
-    assert schema_errors(schema, {**good, "agreement_date": {"passage": 2, **date}})  # a picked passage is the evidence
-    assert schema_errors(schema, {**good, "agreement_date": {"passage": 0, "answer": "1 May 2020"}})  # no evidence
-    assert schema_errors(schema, {**good, "agreement_date": date})  # the number comes first
+    yes, no = {"stated": "yes"}, {"stated": "no"}
+    assert schema_errors(schema, {**good, "agreement_date": {**yes, "passage": 0, **date}}) == []
+    assert schema_errors(schema, {**good, "agreement_date": {**no, "answer": NOT_STATED}}) == []
+    assert schema_errors(schema, {**good, "agreement_date": {**yes, "passage": 2, "answer": NOT_STATED}}) == []
+    assert schema_errors(schema, {**good, "agreement_date": {**no, "answer": "1 May 2020"}})  # 'no' means not stated
+    assert schema_errors(schema, {**good, "agreement_date": {**no, "passage": 2, "answer": NOT_STATED}})
+    assert schema_errors(schema, {**good, "agreement_date": {**yes, "passage": 5, "answer": "1 May 2020"}})
+    assert schema_errors(schema, {**good, "agreement_date": {**yes, "passage": 2, **date}})  # the passage is evidence
+    assert schema_errors(schema, {**good, "agreement_date": {**yes, "passage": 0, "answer": "1 May 2020"}})
+    assert schema_errors(schema, {**good, "agreement_date": {"passage": 2, "answer": "1 May 2020"}})  # judged first
 
 
 def test_evidence_comes_first_in_the_grammar() -> None:
@@ -122,6 +133,7 @@ def test_evidence_comes_first_in_the_grammar() -> None:
     found, none = rules["governing-law-0"], rules["governing-law-1"]
     assert found.index("evidence") < found.index("page") < found.index("answer")
     assert rules["governing-law-1-evidence"] == '"\\"\\""' and "page" not in none  # empty evidence, then only this
-    picked, copied = rules["agreement-date-0"], rules["agreement-date-1"]
-    assert picked.index("passage") < picked.index("answer") and "evidence" not in picked
+    picked, copied, absent = rules["agreement-date-0"], rules["agreement-date-1"], rules["agreement-date-2"]
+    assert picked.index("stated") < picked.index("passage") < picked.index("answer") and "evidence" not in picked
     assert copied.index("passage") < copied.index("evidence") < copied.index("page") < copied.index("answer")
+    assert "passage" not in absent and "evidence" not in absent
