@@ -9,7 +9,14 @@ On the starter model (Gemma 3 270M, the real model pip installs), a document of 
   again as a share of the document (goal <= 10% with the default interval and its speed), and the time to
   ready against a full re-read.
 
+With --read-ahead, its own section instead, through the app as the window runs it (an AppContext on a
+temporary FOLIO_HOME, a Session, ReadAhead.run on a thread of its own, ChatService.ask): a PDF of about
+16K tokens added to two fresh homes; in one, read ahead in the background to completion, then asked;
+in the other, asked cold (the model loaded, nothing read). Time to first token of that first question
+(goal >= 50x) and the background read's tokens/s against the cold question's reading (goal >= 0.9x).
+
 Run: .venv/bin/python benchmarks/bench_read.py [--tokens 16384] [--every 2] [--seed 7]
+     nice .venv/bin/python benchmarks/bench_read.py --read-ahead --threads 1 [--models starter,eval]
 """
 
 from __future__ import annotations
@@ -23,12 +30,18 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from app.chat import AnswerDelta, AnswerDone, ChatEvent, ChatService, question_messages  # noqa: E402
+from app.context import AppContext, open_app  # noqa: E402
+from app.engine.session import Progress, Session  # noqa: E402
 from app.models.registry import assemble_starter  # noqa: E402
+from app.paths import Paths  # noqa: E402
+from app.reading import ReadAhead, ReadAheadStatus, reading_states  # noqa: E402
 from benchmarks.bench_engine import Workload  # noqa: E402
 from benchmarks.results import write_section  # noqa: E402
 from inference.engine import LocalEngine  # noqa: E402
@@ -142,7 +155,273 @@ def kill_trial(
     return done, kept, max(0, done - kept), wall
 
 
-def main() -> int:
+READ_AHEAD_HEADING = "## Read-ahead: the first question after a background read (benchmarks/bench_read.py --read-ahead)"
+QUESTION = "When must the Supplier deliver the Goods?"
+MODELS = ("starter", "eval")
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A reading progress the app was given, and when."""
+
+    at: float
+    done: int
+    total: int
+    tokens_per_s: float  # the engine's own: tokens read so far over the reading's seconds so far
+
+
+def reading_rate(seen: list[Seen]) -> tuple[float, float]:
+    """(tokens/s between the first and the last progress the app saw, the engine's own at the end)."""
+    first, last = seen[0], seen[-1]
+    span = last.at - first.at
+    return ((last.done - first.done) / span if span > 0 else 0.0), last.tokens_per_s
+
+
+@dataclass(frozen=True)
+class FirstQuestion:
+    ttft_s: float  # ask() called -> first words of the answer, as the window sees them
+    stats: GenerationStats
+    seen: list[Seen]  # its reading progress (none when everything was read ahead)
+    reused_from: str  # where the documents' state came from ('' when read now)
+
+
+def write_document_pdf(path: Path, model: Path, tokens: int) -> Path:
+    """bench_engine's workload, about `tokens` tokens as that model reads it, one page a PDF page."""
+    import pymupdf
+
+    facts = read_facts(model)
+    probe = LocalEngine(EngineConfig(str(model), n_ctx=512, n_threads=1), cancelled=lambda: False)
+    try:
+        w = Workload(probe, facts.chat_template, facts.architecture, tokens)
+    finally:
+        probe.close()
+    pdf = pymupdf.open()
+    for block in w.docs[0].blocks:
+        page = pdf.new_page(width=595, height=842)
+        page.insert_textbox(pymupdf.Rect(60, 60, 535, 800), block.text, fontsize=9)
+    pdf.save(path)
+    pdf.close()
+    return path
+
+
+def open_home(root: Path, shared_models: Path, model: str, threads: int, read_ahead: bool) -> AppContext:
+    """A fresh FOLIO_HOME whose model cache is the shared one (the starter is assembled there once),
+    its model registered (`eval`: the 1.5B model, made the active one), as long before any document."""
+    (root / "cache").mkdir(parents=True)
+    (root / "cache" / "models").symlink_to(shared_models, target_is_directory=True)
+    (root / "config").mkdir()
+    (root / "config" / "settings.toml").write_text(
+        f"schema_version = 1\nthreads = {threads}\nmax_answer_tokens = 16\nread_ahead = {str(read_ahead).lower()}\n",
+        encoding="utf-8",
+    )
+    ctx = open_app(Paths(config_dir=root / "config", data_dir=root / "data", cache_dir=root / "cache"))
+    if model == "eval":
+        from benchmarks.eval_model import eval_model_path
+
+        record, _ = ctx.models.add(eval_model_path())
+        ctx.settings.active_model = record.sha256
+        ctx.save_settings()
+    ctx.models.active(ctx.settings)  # the starter is registered (hashed) on first use: not a part of reading
+    return ctx
+
+
+def ask_first(ctx: AppContext, session: Session, document_id: int) -> FirstQuestion:
+    """The first question about the document, timed as the window sees it."""
+    seen: list[Seen] = []
+    first_words: list[float] = []
+    stats: list[GenerationStats] = []
+    reused = [""]
+
+    def on_event(event: ChatEvent) -> None:
+        now = time.perf_counter()
+        if isinstance(event, AnswerDelta) and event.text and not first_words:
+            first_words.append(now)
+        elif isinstance(event, AnswerDone) and event.stats is not None:
+            stats.append(event.stats)
+        elif isinstance(event, Progress) and event.reading:
+            seen.append(Seen(now, event.done, event.total, event.tokens_per_s))
+        elif isinstance(event, Progress) and event.text.startswith("documents already read"):
+            reused[0] = event.text
+
+    started = time.perf_counter()
+    answer = ChatService(ctx, session).ask([document_id], QUESTION, on_event=on_event)
+    if answer.status != "complete" or not first_words or not stats:
+        raise RuntimeError(f"the first question did not complete ({answer.status}: {answer.error})")
+    return FirstQuestion(first_words[0] - started, stats[0], seen, reused[0])
+
+
+def load_model(ctx: AppContext, session: Session, document_id: int) -> float:
+    """Load the model as the question about the document will plan it; its seconds. The model is then
+    loaded on both sides of a comparison, as it is after the first question of the day."""
+    plan = session.prepare(
+        ctx, [document_id], question_messages([], QUESTION), think=False, answer_tokens=ctx.settings.max_answer_tokens
+    )
+    started = time.perf_counter()
+    with session.turn():
+        for _ in session.engine.load(plan.config):
+            pass
+    return time.perf_counter() - started
+
+
+@dataclass(frozen=True)
+class ReadAheadRun:
+    seen: list[Seen]  # the background read's progress
+    to_ready_s: float  # the reader started -> the library says ready
+    first: FirstQuestion  # asked right after, the engine still holding the document
+    restarted: FirstQuestion  # asked after a restart: the state read back from disk
+    load_s: float  # loading the model after the restart (not counted in its time)
+    n_threads: int
+
+
+def read_ahead_then_ask(root: Path, shared: Path, model: str, pdf: Path, threads: int) -> ReadAheadRun:
+    """Add the document with read-ahead on, let ReadAhead read it on its own thread until it is ready,
+    then ask; then restart (a new AppContext and engine process on the same home) and ask again."""
+    ctx = open_home(root, shared, model, threads, read_ahead=True)
+    session = Session.for_context(ctx)
+    seen: list[Seen] = []
+    statuses: list[ReadAheadStatus] = []
+    try:
+        doc = ctx.library.add(pdf).document
+        reader = ReadAhead(ctx, session)
+
+        def on_status(status: ReadAheadStatus) -> None:
+            statuses.append(status)
+            p = status.progress
+            if status.state == "reading" and p is not None and p.reading:
+                seen.append(Seen(time.perf_counter(), p.done, p.total, p.tokens_per_s))
+
+        def run() -> None:
+            reader.ctx = ctx.reopen()  # its own SQLite connection on its own thread, as ui/read_ahead.py does
+            try:
+                reader.run(on_status, idle_s=0.5)
+            finally:
+                reader.ctx.close()
+
+        started = time.perf_counter()
+        thread = threading.Thread(target=run, name="bench-read-ahead", daemon=True)
+        thread.start()
+        try:
+            while (states := reading_states(ctx, [doc.sha256])) is None or states[0].kind != "ready":
+                failed = [s.reason for s in statuses if s.state == "idle" and s.reason]
+                if failed or not thread.is_alive():
+                    raise RuntimeError(f"read-ahead stopped: {failed[-1] if failed else 'its thread ended'}")
+                time.sleep(0.2)
+            to_ready = time.perf_counter() - started
+            # The reader stays on (idle), as in the window, while the question is asked.
+            first = ask_first(ctx, session, doc.id)
+        finally:
+            reader.stop()
+            thread.join(60)
+        config = session.engine.config
+        n_threads = config.n_threads if config else 0
+        session.close()
+        ctx.close()
+        ctx = open_app(ctx.paths)  # Folio started again: a new connection, a new engine process
+        session = Session.for_context(ctx)
+        load_s = load_model(ctx, session, doc.id)
+        restarted = ask_first(ctx, session, doc.id)
+        return ReadAheadRun(seen, to_ready, first, restarted, load_s, n_threads)
+    finally:
+        session.close()
+        ctx.close()
+
+
+def ask_cold(root: Path, shared: Path, model: str, pdf: Path, threads: int) -> tuple[FirstQuestion, float]:
+    """Add the document with read-ahead off, load the model (not counted), then ask: (the question,
+    the load's seconds)."""
+    ctx = open_home(root, shared, model, threads, read_ahead=False)
+    session = Session.for_context(ctx)
+    try:
+        doc = ctx.library.add(pdf).document
+        load_s = load_model(ctx, session, doc.id)
+        return ask_first(ctx, session, doc.id), load_s
+    finally:
+        session.close()
+        ctx.close()
+
+
+def bench_read_ahead(args: argparse.Namespace, models: list[str]) -> list[str]:
+    load_start = os.getloadavg()
+    rows = [
+        "| model | document | cold: first words (baseline) | read ahead: first words | speed-up (goal >= 50x) | "
+        "read ahead, after a restart | speed-up | engine's TTFT: cold, read ahead, after a restart | "
+        "reading tokens/s: cold question (baseline) | background read | ratio (goal >= 0.9x) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    notes: list[str] = []
+    thread_counts: set[int] = set()
+    with tempfile.TemporaryDirectory(prefix="folio-bench-read-ahead-") as tmp:
+        work = Path(tmp)
+        shared = work / "models"
+        starter = assemble_starter(shared)
+        for name in models:
+            if name == "eval":
+                from benchmarks.eval_model import eval_model_path
+
+                gguf, label = eval_model_path(), "Qwen2.5-Coder-1.5B Q4_K_M"
+            else:
+                gguf, label = starter, "Gemma 3 270M Q4_K_M (starter)"
+            pdf = write_document_pdf(work / f"supply-{name}.pdf", gguf, args.tokens)
+            print(f"[{name}] reading ahead in the background, then asking", flush=True)
+            ahead = read_ahead_then_ask(work / f"ahead-{name}", shared, name, pdf, args.threads)
+            print(f"[{name}] asking cold", flush=True)
+            cold, load_s = ask_cold(work / f"cold-{name}", shared, name, pdf, args.threads)
+            thread_counts.add(ahead.n_threads)
+            first, again = ahead.first, ahead.restarted
+            if any(q.stats.prompt_tokens - q.stats.cached_tokens > 100 for q in (first, again)) or (
+                cold.stats.cached_tokens
+            ):
+                raise RuntimeError(
+                    f"unexpected reuse: read ahead {first.stats.cached_tokens:,} and {again.stats.cached_tokens:,} of "
+                    f"{first.stats.prompt_tokens:,} tokens, cold {cold.stats.cached_tokens:,}"
+                )
+            bg_rate, bg_engine = reading_rate(ahead.seen)
+            fg_rate, fg_engine = reading_rate(cold.seen)
+            engine_s = [q.stats.ttft_ms / 1000 for q in (cold, first, again)]
+            rows.append(
+                f"| {label} | {cold.stats.prompt_tokens:,} tokens | {cold.ttft_s:.1f} s | {first.ttft_s:.2f} s | "
+                f"{cold.ttft_s / first.ttft_s:.0f}x | {again.ttft_s:.2f} s | {cold.ttft_s / again.ttft_s:.0f}x | "
+                f"{engine_s[0]:.1f} s, {engine_s[1]:.2f} s, {engine_s[2]:.2f} s | {fg_rate:.0f} (engine: "
+                f"{fg_engine:.0f}) | {bg_rate:.0f} (engine: {bg_engine:.0f}) | {bg_rate / fg_rate:.2f}x (engine: "
+                f"{bg_engine / fg_engine:.2f}x) |"
+            )
+            print(rows[-1], flush=True)
+            notes.append(
+                f"{label}: the background read took {ahead.to_ready_s:.0f} s from starting the reader to ready. "
+                f"The question right after it reused {first.stats.cached_tokens:,} of its "
+                f"{first.stats.prompt_tokens:,} tokens ({first.reused_from or 'no reuse reported'}); after the restart "
+                f"{again.stats.cached_tokens:,} ({again.reused_from or 'no reuse reported'}). Loading the model is "
+                f"not counted: {load_s:.1f} s on the cold side, {ahead.load_s:.1f} s after the restart."
+            )
+    load_end = os.getloadavg()
+    threads = ", ".join(str(n) for n in sorted(thread_counts))
+    not_run = [m for m in MODELS if m not in models]
+    return [
+        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} CPUs shared with other "
+        f"work, run with nice (compare ratios within a row). {threads} llama.cpp thread(s). Load average (1, 5, "
+        f"15 min) at the start {', '.join(f'{x:.2f}' for x in load_start)}, at the end "
+        f"{', '.join(f'{x:.2f}' for x in load_end)}.",
+        "",
+        f"Through the app as the window runs it: a PDF of bench_engine's clauses (about {args.tokens:,} tokens) added "
+        "to a fresh FOLIO_HOME with read-ahead on, Folio's ReadAhead reading it on its own thread until the library "
+        "says ready, then the question asked through ChatService on the same Session (the reader still running, "
+        "idle). *After a restart*: then Folio opened again on that home (a new AppContext and engine process, the "
+        "model loaded), the same question in a new conversation: the state comes from the snapshot on disk. Cold: "
+        "the same PDF added to another fresh home (empty snapshot cache), the model loaded with the question's "
+        "plan, then the same question. *First words*: ask() called to the first answer text the window "
+        "receives (planning, token counting and reading included); the engine's TTFT counts from the request "
+        "reaching the engine. Reading tokens/s: tokens between the first and the last reading progress the app "
+        "received over the seconds between them (the engine's own figure, tokens over the whole reading, in "
+        "brackets), for the background read and for the cold question's reading of the same document.",
+        "",
+        *rows,
+        "",
+        *notes,
+        *([f"Not run: {', '.join(not_run)} (`--models {','.join(MODELS)}`)."] if not_run else []),
+    ]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=16384, help="document size in tokens")
     parser.add_argument("--every", type=float, default=2.0, help="checkpoint interval of the measured reads, s")
@@ -151,7 +430,25 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=2, help="reads per side of the throughput comparison")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--read-ahead", action="store_true", help="only the read-ahead section: first question and reading speed"
+    )
+    parser.add_argument("--models", default="starter", help=f"read-ahead rows, of {','.join(MODELS)}")
+    args = parser.parse_args(argv)
+    args.models = args.models.split(",")
+    if not set(args.models) <= set(MODELS):
+        parser.error(f"--models takes {' and/or '.join(MODELS)}, comma-separated")
+    return args
+
+
+def main() -> int:
+    args = parse_args()
+    if args.read_ahead:
+        lines = bench_read_ahead(args, args.models)
+        print("\n".join(lines))
+        if not args.no_write:
+            write_section(READ_AHEAD_HEADING, lines)
+        return 0
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="folio-bench-read-") as tmp:
         work = Path(tmp)

@@ -1,0 +1,22 @@
+"""benchmarks/bench_read.py's options: the read-ahead section takes its model rows by name and refuses
+others before any model is loaded (a typo must not cost a quarter of an hour of reading)."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.bench_read import parse_args
+
+
+def test_read_ahead_rows_are_named_models() -> None:
+    assert parse_args([]).read_ahead is False
+    assert parse_args(["--read-ahead"]).models == ["starter"]
+    assert parse_args(["--read-ahead", "--models", "starter,eval"]).models == ["starter", "eval"]
+
+
+@pytest.mark.parametrize("models", ["starter,1.5b", "", "starter,"])
+def test_unknown_model_rows_are_refused(models: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        parse_args(["--read-ahead", "--models", models])
+    assert exc.value.code == 2
+    assert "--models takes starter and/or eval" in capsys.readouterr().err
