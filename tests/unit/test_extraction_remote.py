@@ -15,7 +15,10 @@ from tests.fixtures.openai_stub import StubHandler, delta, stub_server
 
 
 def test_extraction_over_a_model_server(ctx: AppContext, contract_pdf: Path) -> None:
-    answer = {"governing_law": {"evidence": "the laws of the State of Delaware", "page": "4", "answer": "Delaware"}}
+    # The word search offers passages for the field; the server answers with none of them (0) and
+    # copies its evidence from elsewhere, the branch that must still be grounded by its own page.
+    copied = {"evidence": "the laws of the State of Delaware", "page": "4", "answer": "Delaware"}
+    answer = {"governing_law": {"stated": "yes", "passage": 0, **copied}}
 
     def reply(h: StubHandler, body: dict[str, Any]) -> None:
         h.start_stream()
@@ -40,7 +43,8 @@ def test_extraction_over_a_model_server(ctx: AppContext, contract_pdf: Path) -> 
     cell = service.table(run_id).cell(doc.id, "governing_law")
     assert cell is not None and cell.value == "Delaware" and cell.quote_status == "exact" and cell.page == 4
     assert cell.verdict == "quoted"
-    # Strict structured output wants an object at the root; the cell's two branches sit inside it.
-    assert schema["type"] == "object" and len(schema["properties"]["governing_law"]["anyOf"]) == 2
+    # Strict structured output wants an object at the root; the cell's three branches (a passage
+    # picked, evidence copied, not stated) sit inside it.
+    assert schema["type"] == "object" and len(schema["properties"]["governing_law"]["anyOf"]) == 3
     run = service.run_info(run_id)
     assert run.model_sha256 == "server:stub-model at 127.0.0.1:" + url.rsplit(":", 1)[1]
