@@ -103,8 +103,8 @@ def hint_pages(ctx: AppContext, document_id: int, field: TemplateField, limit: i
 
 @dataclass(frozen=True)
 class FieldAsk:
-    """How one field is asked of one document: its field, where the word search points, and the
-    passages offered to choose from (none: the model looks for one itself)."""
+    """How one field is asked of one document: its field, the passages offered to choose from, and
+    when there are none, a hint saying the word search found nothing (the model looks itself)."""
 
     field: TemplateField
     hint: str = ""

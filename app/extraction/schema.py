@@ -54,14 +54,17 @@ def _object(properties: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
+def _copied(value_chars: int, quote_chars: int) -> dict[str, Any]:
+    """A short answer's evidence as the model copied it, its page, then the answer."""
+    return {
+        EVIDENCE: _string(MIN_EVIDENCE_CHARS, quote_chars),
+        PAGE: _string(1, PAGE_CHARS),
+        ANSWER: _string(1, value_chars),
+    }
+
+
 def text_cell_schema(value_chars: int, quote_chars: int) -> dict[str, Any]:
-    found = _object(
-        {
-            EVIDENCE: _string(MIN_EVIDENCE_CHARS, quote_chars),
-            PAGE: _string(1, PAGE_CHARS),
-            ANSWER: _string(1, value_chars),
-        }
-    )
+    found = _object(_copied(value_chars, quote_chars))
     return {"anyOf": [found, _object({EVIDENCE: _only(""), ANSWER: _only(NOT_STATED)})]}
 
 
@@ -71,11 +74,12 @@ def text_choice_cell_schema(candidates: int, value_chars: int, quote_chars: int)
     from elsewhere. A small model copies a passage rather than judge it absent, so the judgement
     comes first, where it is one word."""
     picked = {"type": "integer", "enum": list(range(1, candidates + 1))}
-    copied = text_cell_schema(value_chars, quote_chars)["anyOf"][0]["properties"]
     return {
         "anyOf": [
             _object({STATED: _only(YES), PASSAGE: picked, ANSWER: _string(1, value_chars)}),
-            _object({STATED: _only(YES), PASSAGE: {"type": "integer", "enum": [0]}, **copied}),
+            _object(
+                {STATED: _only(YES), PASSAGE: {"type": "integer", "enum": [0]}, **_copied(value_chars, quote_chars)}
+            ),
             _object({STATED: _only(NO), ANSWER: _only(NOT_STATED)}),
         ]
     }

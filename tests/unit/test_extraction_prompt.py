@@ -54,7 +54,7 @@ def test_a_clause_is_picked_from_the_passages_the_search_offers() -> None:
     assert "0 if none" in law
 
 
-def test_hints_point_to_pages_or_say_the_words_are_nowhere(ctx: AppContext, tmp_path: Path) -> None:
+def test_passages_are_offered_or_the_words_are_said_to_be_nowhere(ctx: AppContext, tmp_path: Path) -> None:
     pdf = make_text_pdf(tmp_path / "c.pdf", ["Fees.", "Payment terms.", "This Agreement is governed by Texas law."])
     doc = ctx.library.add(pdf).document.id
     assert ask_field(ctx, doc, LAW).candidates == (Passage(3, "3", "This Agreement is governed by Texas law."),)
