@@ -44,7 +44,7 @@ class Ocr:
 class Extraction:
     value_chars: int = 200  # longest value the model may write per field
     quote_chars: int = 400  # longest supporting quote per field
-    fields_per_request: int = 1  # 1: one short answer per field on top of the cached document prefix
+    fields_per_request: int = 1  # yes/no clauses per request (a short answer is asked alone, plainly first)
     quote_threshold: float = 0.9  # fuzzy similarity a quote needs to count as found in the source
 
 

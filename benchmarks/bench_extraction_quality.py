@@ -50,10 +50,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from app.extraction.plain import says_not_stated  # noqa: E402
 from benchmarks.bench_grounding import MAX_ANSWER_TOKENS, QUESTIONS  # noqa: E402
 from benchmarks.bench_grounding import _key as chat_key  # noqa: E402
 from benchmarks.bench_grounding import cache_dir as grounding_cache  # noqa: E402
-from benchmarks.cuad_compare import cuad_date, drawn_from, matches, says_not_stated  # noqa: E402
+from benchmarks.cuad_compare import cuad_date, drawn_from, matches  # noqa: E402
 from benchmarks.eval_model import LABEL as MODEL_LABEL  # noqa: E402
 from benchmarks.eval_model import open_eval_app  # noqa: E402
 from benchmarks.results import write_section  # noqa: E402

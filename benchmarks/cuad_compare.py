@@ -42,25 +42,12 @@ _GENERIC = {
     "you", "we", "us", "our", "or", "of", "franchisee", "shall", "is", "in",
 }  # fmt: skip
 _STOP = {"the", "a", "an", "of", "and", "or", "to", "in", "on", "by", "for", "this", "that", "is", "be", "shall"}
-NOT_STATED_RE = re.compile(
-    r"\b(?:not (?:explicitly |specifically |clearly )?(?:stated|specified|mentioned|provided|given|included|"
-    r"defined|set out|indicated|found)|does not (?:explicitly |specifically )?(?:state|specify|mention|say|"
-    r"provide|include|contain|set out|indicate|define)|doesn't (?:state|specify|mention|say)|"
-    r"no (?:specific |explicit )?(?:mention|information|renewal|notice period|expiration|effective date|date|term)\b|"
-    r"cannot be determined|"
-    r"there is no)",
-    re.IGNORECASE,
-)
 PERPETUAL_RE = re.compile(r"perpetu|indefinite|until (?:it is )?terminated|no (?:fixed )?(?:end|expir)", re.IGNORECASE)
 
 
 def words(text: str) -> list[str]:
     text = unicodedata.normalize("NFKC", text).lower().replace("’", "'")
     return re.findall(r"[a-z0-9]+", text)
-
-
-def says_not_stated(text: str) -> bool:
-    return bool(NOT_STATED_RE.search(text)) or text.strip().lower() in ("", "not stated", "none", "n/a")
 
 
 # -- dates and durations: read by Folio's own normaliser (app/citations/normalise.py) -------------------------

@@ -271,6 +271,11 @@ def cell_from_answer(
     )
 
 
+def not_stated_cell(document_id: int, field: TemplateField, flags: tuple[str, ...]) -> Cell:
+    """A short answer whose plain answer says the document does not state it (app.extraction.plain)."""
+    return Cell(document_id, field.key, False, NOT_STATED, flags=flags)
+
+
 def failed_cell(document_id: int, field: TemplateField, flags: tuple[str, ...]) -> Cell:
     """A cell whose request gave no usable answer (cut off, unparsable): no value, and it says why."""
     return Cell(document_id, field.key, found=False, flags=flags, yes_no=field.yes_no)

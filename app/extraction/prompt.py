@@ -1,9 +1,12 @@
-"""What one extraction request says: the chat's own system + document turn, then one short user turn.
+"""What one extraction request says: the chat's own system + document turn, then short user turns.
 
-The user turn names the field(s), what counts, and the passages a word search (SQLite FTS5 over the
-stored segments, BM25; a short answer also gets the document's opening) found for each, numbered:
-pointers into the whole document, never a cut of it. It then asks for the evidence before the
-answer (app.extraction.schema): the number of the passage that states it, or the passage copied.
+A short answer is asked twice in one conversation: first its plain question, as a user would ask it
+in the chat (the look, app.extraction.plain), then, unless that answer says it is not stated, the
+form. A yes/no clause goes straight to the form. The form's user turn names the field(s), what
+counts, and the passages a word search (SQLite FTS5 over the stored segments, BM25; a short answer
+also gets the document's opening) found for each, numbered: pointers into the whole document, never
+a cut of it. It then asks for the evidence before the answer (app.extraction.schema): the number of
+the passage that states it, or the passage copied.
 Because every request starts with exactly the chat's prefix, the engine's
 state cache serves all of a document's fields (and its chat) from one reading: a field costs only
 its own few dozen tokens.
@@ -35,7 +38,8 @@ FIELD_CANDIDATES = 4  # passages a short answer may be picked from (the opening 
 OPENING_WORDS = 96  # a title and an opening paragraph that names three parties with their addresses
 # Bumped whenever the request's shape changes in a way the prompt files do not show (schema, hint
 # rules): a run is keyed on the design, so cells asked one way never mix with cells asked another.
-DESIGN_VERSION = 5
+DESIGN_VERSION = 6
+LOOK_TOKENS = 120  # the longest plain answer: the chat's instructions ask for concise answers
 
 _STOP = frozenset(
     """a about after all also an and any are as at be before being between both but by can contract could does
@@ -184,16 +188,41 @@ def user_turn(blocks: list[str]) -> str:
     return read_text("prompts", "extract.md").strip().replace("{fields}", "\n\n".join(blocks))
 
 
-def extraction_messages(
-    documents: list[PromptDocument], asks: list[FieldAsk], choice: PageChoice | None = None
+@dataclass(frozen=True)
+class Look:
+    """A short answer's plain question and what the model answered, before the form."""
+
+    question: str
+    answer: str
+
+    def history(self) -> list[Message]:
+        return [Message("user", self.question), Message("assistant", self.answer)]
+
+
+def look_messages(
+    documents: list[PromptDocument], field: TemplateField, choice: PageChoice | None = None
 ) -> list[Message]:
-    """The chat messages for one request: the very system + document turn a chat would start with
-    (or, for a document that does not fit, its chosen pages, labelled), then the fields' question.
+    """A short answer's first request: the chat's system + document turn and the field's plain question."""
+    return _messages(documents, [], field.plain_question, choice)
+
+
+def extraction_messages(
+    documents: list[PromptDocument], asks: list[FieldAsk], choice: PageChoice | None = None, look: Look | None = None
+) -> list[Message]:
+    """The chat messages for one form request: the very system + document turn a chat would start
+    with (or, for a document that does not fit, its chosen pages, labelled), the plain question and
+    its answer when the field was looked at first, then the fields' form.
     `documents` are read with `pages_of(choice)`."""
-    user = user_turn([field_block(a) for a in asks])
+    history = look.history() if look is not None else []
+    return _messages(documents, history, user_turn([field_block(a) for a in asks]), choice)
+
+
+def _messages(
+    documents: list[PromptDocument], history: list[Message], user: str, choice: PageChoice | None
+) -> list[Message]:
     if choice is not None and choice.partial:
         documents = [_labelled(d, choice) for d in documents]
-    return build_messages(read_text("prompts", "answer.md"), documents, [], user)
+    return build_messages(read_text("prompts", "answer.md"), documents, history, user)
 
 
 def pages_of(document_id: int, choice: PageChoice | None) -> dict[int, Collection[int]] | None:

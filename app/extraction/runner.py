@@ -21,7 +21,7 @@ from typing import Any
 
 from app.clock import now_iso
 from app.context import AppContext
-from app.engine.session import Prepared, Progress, Session, progress_of, prompt_documents
+from app.engine.session import BuildMessages, Prepared, Progress, Session, progress_of, prompt_documents
 from app.errors import Cancelled, FolioError, NotFound
 from app.extraction.cells import (
     BAD_OUTPUT,
@@ -30,14 +30,19 @@ from app.extraction.cells import (
     Cell,
     cell_from_answer,
     failed_cell,
+    not_stated_cell,
 )
+from app.extraction.plain import LOOK, says_not_stated
 from app.extraction.prompt import (
+    LOOK_TOKENS,
     FieldAsk,
+    Look,
     PageChoice,
     ask_field,
     choose_pages,
     design_key,
     extraction_messages,
+    look_messages,
     pages_of,
 )
 from app.extraction.review import Review, load_reviews
@@ -48,7 +53,7 @@ from app.store.audit import audited_settings
 from app.store.db import insert_row
 from app.store.search import Passage
 from inference.chat_format import template_for
-from inference.engine_api import Sampling
+from inference.engine_api import GenerateRequest, Sampling
 from inference.events import Finished, GenerationStats, TokenText
 from inference.prompt import RenderedPrompt, render_prompt
 
@@ -401,14 +406,27 @@ class ExtractionService:
         for fields in _groups(pending, max(1, settings.fields_per_request)):
             if self._stop.is_set():
                 raise Cancelled()
+            look: Look | None = None
+            if not fields[0].yes_no:  # a short answer is alone in its group, and asked plainly first
+                look, look_stats = self._look(model, doc_id, fields[0], choice, emit)
+                if says_not_stated(look.answer):
+                    cells = [not_stated_cell(doc_id, fields[0], extra)]
+                    self._store(info.id, cells, {fields[0].key: {LOOK: look.answer}}, look_stats)
+                    done += 1
+                    emit(CellsStored(cells, done, total))
+                    continue
             asks = [ask_field(self.ctx, doc_id, f, choice, hints=self.hints) for f in fields]
-            raw, stats, flags = self._ask(model, doc_id, asks, choice, emit)
+            raw, stats, flags = self._ask(model, doc_id, asks, choice, emit, look)
             cells = [
                 failed_cell(doc_id, a.field, (*flags, *extra))
                 if flags
                 else cell_from_answer(doc_id, a, raw[a.field.key], sources, extra, settings.quote_threshold)
                 for a in asks
             ]
+            if look is not None:  # what the model first said plainly is kept beside its form
+                key = fields[0].key
+                raw = {key: {**(raw.get(key) or {}), LOOK: look.answer}}
+                stats = _both(look_stats, stats)
             self._store(info.id, cells, raw, stats)
             done += len(cells)
             emit(CellsStored(cells, done, total))
@@ -441,6 +459,8 @@ class ExtractionService:
         widest = [FieldAsk(max(fields, key=lambda f: len(f.description)), "", _LONGEST_OFFER)]
         reserve = self._answer_tokens([FieldAsk(dataclasses.replace(widest[0].field, kind=TEXT))])
         reserve *= max(1, settings.extraction.fields_per_request)
+        if not all(f.yes_no for f in fields):  # a short answer's form follows its question and plain answer
+            reserve += LOOK_TOKENS + _QUESTION_TOKENS
         whole = self.session.count_tokens(record, self._render(record, doc_id, widest, None))
         if not ceiling or whole.total + reserve <= ceiling:
             return PageChoice()
@@ -472,32 +492,15 @@ class ExtractionService:
         )
         return render_prompt(template, extraction_messages(documents, asks, choice), enable_thinking=False)
 
-    def _prepare(self, doc_id: int, asks: list[FieldAsk], choice: PageChoice, max_tokens: int) -> Prepared:
+    def _prepare(self, doc_id: int, build: BuildMessages, choice: PageChoice, max_tokens: int) -> Prepared:
         # Chat's own prefix, planner and loaded context, so switching between chat and extraction never reloads.
         return self.session.prepare(
-            self.ctx,
-            [doc_id],
-            lambda documents: extraction_messages(documents, asks, choice),
-            think=False,
-            answer_tokens=max_tokens,
-            pages=pages_of(doc_id, choice),
+            self.ctx, [doc_id], build, think=False, answer_tokens=max_tokens, pages=pages_of(doc_id, choice)
         )
 
-    def _ask(
-        self, model: ModelId, doc_id: int, asks: list[FieldAsk], choice: PageChoice, emit: ExtractionSink
-    ) -> tuple[dict[str, Any], GenerationStats, tuple[str, ...]]:
-        schema = self._schema(asks)
-        # Greedy and without a presence penalty: JSON repeats its punctuation by design.
-        sampling = Sampling(
-            temperature=0.0,
-            top_p=1.0,
-            top_k=1,
-            min_p=0.0,
-            presence_penalty=0.0,
-            max_tokens=max_output_bytes(schema) + 2,
-        )
-        prepared = self._prepare(doc_id, asks, choice, sampling.max_tokens)
-        request = prepared.request(sampling=sampling, json_schema=json.dumps(schema))
+    def _generate(
+        self, model: ModelId, prepared: Prepared, request: GenerateRequest, emit: ExtractionSink
+    ) -> tuple[str, GenerationStats]:
         pieces: list[str] = []
         stats: GenerationStats | None = None
         for event in self.session.generate(prepared.config, request):
@@ -512,7 +515,32 @@ class ExtractionService:
         assert stats is not None
         if stats.stop_reason == "cancelled":
             raise Cancelled()
-        text = "".join(pieces)
+        return "".join(pieces), stats
+
+    def _look(
+        self, model: ModelId, doc_id: int, field: TemplateField, choice: PageChoice, emit: ExtractionSink
+    ) -> tuple[Look, GenerationStats]:
+        """The field's plain question, answered as in the chat (greedy, so a rerun answers alike)."""
+        prepared = self._prepare(doc_id, lambda documents: look_messages(documents, field, choice), choice, LOOK_TOKENS)
+        text, stats = self._generate(model, prepared, prepared.request(sampling=_greedy(LOOK_TOKENS)), emit)
+        return Look(field.plain_question, text.strip()), stats
+
+    def _ask(
+        self,
+        model: ModelId,
+        doc_id: int,
+        asks: list[FieldAsk],
+        choice: PageChoice,
+        emit: ExtractionSink,
+        look: Look | None = None,
+    ) -> tuple[dict[str, Any], GenerationStats, tuple[str, ...]]:
+        schema = self._schema(asks)
+        sampling = _greedy(max_output_bytes(schema) + 2)
+        prepared = self._prepare(
+            doc_id, lambda documents: extraction_messages(documents, asks, choice, look), choice, sampling.max_tokens
+        )
+        request = prepared.request(sampling=sampling, json_schema=json.dumps(schema))
+        text, stats = self._generate(model, prepared, request, emit)
         if stats.stop_reason == "length":
             return {}, stats, (CUT_OFF,)
         try:
@@ -590,15 +618,37 @@ def load_evidence(ctx: AppContext, run_id: int, document_id: int, field_key: str
     )
 
 
+_QUESTION_TOKENS = 160  # a plain question (a template's limit is 400 characters) in its chat turn
 # Three offered passages of the longest kind the search returns: what a yes/no question may add.
 _LONGEST_OFFER = tuple(Passage(1, None, "word " * 64) for _ in range(3))
 
 
+def _greedy(max_tokens: int) -> Sampling:
+    # Greedy, so a rerun answers alike, and without a presence penalty: JSON repeats its punctuation by design.
+    return Sampling(temperature=0.0, top_p=1.0, top_k=1, min_p=0.0, presence_penalty=0.0, max_tokens=max_tokens)
+
+
+def _both(look: GenerationStats, form: GenerationStats) -> GenerationStats:
+    """What a short answer's two requests cost together."""
+    return dataclasses.replace(
+        form,
+        prompt_tokens=look.prompt_tokens + form.prompt_tokens,
+        cached_tokens=look.cached_tokens + form.cached_tokens,
+        completion_tokens=look.completion_tokens + form.completion_tokens,
+        prefill_ms=look.prefill_ms + form.prefill_ms,
+        generate_ms=look.generate_ms + form.generate_ms,
+        ttft_ms=look.ttft_ms + form.ttft_ms,
+        drafted_tokens=look.drafted_tokens + form.drafted_tokens,
+        accepted_tokens=look.accepted_tokens + form.accepted_tokens,
+    )
+
+
 def _groups(fields: list[TemplateField], size: int) -> Iterator[list[TemplateField]]:
-    """Consecutive fields of one kind, at most `size` per request (each kind has its own question)."""
+    """Yes/no clauses in runs of at most `size` per request; a short answer alone (its plain
+    question comes first, in its own conversation)."""
     group: list[TemplateField] = []
     for f in fields:
-        if group and (len(group) >= size or group[-1].yes_no != f.yes_no):
+        if group and (len(group) >= size or not (f.yes_no and group[-1].yes_no)):
             yield group
             group = []
         group.append(f)

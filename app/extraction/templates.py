@@ -45,6 +45,15 @@ class TemplateField:
     description: str = ""
     kind: str = TEXT
     search: str = ""  # words a passage holding this field uses, for the word search that points to pages
+    question: str = ""  # how a short answer is first asked in plain words (default: from the name)
+
+    @property
+    def plain_question(self) -> str:
+        """The question a short answer is first asked, as a user would ask it in the chat."""
+        if self.question:
+            return self.question
+        what = f" ({self.description.rstrip('.')})" if self.description else ""
+        return f"What does this document state as its {self.name.lower()}{what}?"
 
     @property
     def yes_no(self) -> bool:
@@ -68,10 +77,7 @@ class Template:
             "name": self.name,
             "version": self.version,
             "description": self.description,
-            "fields": [
-                {"key": f.key, "name": f.name, "description": f.description, "kind": f.kind, "search": f.search}
-                for f in self.fields
-            ],
+            "fields": [_field_dict(f) for f in self.fields],
         }
 
     def to_json(self) -> str:
@@ -95,11 +101,12 @@ class Template:
             description = item.get("description", "")
             kind = item.get("kind", TEXT)
             search = item.get("search", "")
-            if not all(isinstance(v, str) for v in (key, description, search)):
-                raise FolioError(f"{source}: field keys, descriptions and search words must be text")
+            question = item.get("question", "")
+            if not all(isinstance(v, str) for v in (key, description, search, question)):
+                raise FolioError(f"{source}: field keys, descriptions, search words and questions must be text")
             if kind not in KINDS:
                 raise FolioError(f"{source}: the kind of {name!r} must be one of {', '.join(KINDS)}")
-            fields.append(TemplateField(key, name, description, kind, search))
+            fields.append(TemplateField(key, name, description, kind, search, question.strip()))
         version = raw.get("version", 1)
         name = raw.get("name") or raw.get("key")
         key = raw.get("key") or (slug(name) if isinstance(name, str) else "")
@@ -138,8 +145,11 @@ class Template:
                 raise FolioError(f"{source}: field key {f.key!r} must be lowercase letters, digits and '_'")
             if not f.name.strip() or len(f.name) > MAX_NAME or "\n" in f.name:
                 raise FolioError(f"{source}: field names must be one line of 1 to {MAX_NAME} characters")
-            if len(f.description) > MAX_DESCRIPTION or len(f.search) > MAX_DESCRIPTION:
-                raise FolioError(f"{source}: the description of {f.name!r} is over {MAX_DESCRIPTION} characters")
+            if max(len(f.description), len(f.search), len(f.question)) > MAX_DESCRIPTION:
+                raise FolioError(
+                    f"{source}: the description, search words or question of {f.name!r} is over "
+                    f"{MAX_DESCRIPTION} characters"
+                )
             if f.key in keys or f.name.strip().lower() in names:
                 raise FolioError(f"{source}: field {f.name!r} appears twice")
             keys.add(f.key)
@@ -185,6 +195,13 @@ class Template:
         rest = [f for f in self.fields if f.key != key]
         rest.insert(max(0, min(position, len(rest))), moving)
         return replace(self, fields=tuple(rest))
+
+
+def _field_dict(f: TemplateField) -> dict[str, str]:
+    out = {"key": f.key, "name": f.name, "description": f.description, "kind": f.kind, "search": f.search}
+    if f.question:  # written only when set, so a template without questions keeps its sha256
+        out["question"] = f.question
+    return out
 
 
 class TemplateStore:

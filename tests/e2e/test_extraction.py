@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from app.context import open_app
+from app.extraction.plain import says_not_stated
 from app.extraction.prompt import DESIGN_VERSION
 from app.extraction.schema import group_schema, schema_errors
 from tests.conftest import REPO, run_folio
@@ -80,10 +81,18 @@ def test_extraction_is_schema_valid_stored_and_audited(starter_home: Path, tmp_p
     # What the model wrote parses and fits the schema it was constrained by: evidence first (the
     # number of an offered passage, or the copied passage), and 'not stated' only after empty evidence.
     answer = {c["field_key"]: json.loads(c["raw"]) for c in cells}
+    # Each short answer was first asked plainly; the form follows unless that answer said "not stated".
+    looks = {k: raw.pop("look") for k, raw in answer.items()}
+    forms = {k: raw for k, raw in answer.items() if raw}
+    assert all(isinstance(v, str) and v for v in looks.values())
     assert sum(offered.values()) > 0  # the word search found passages for some field
-    assert schema_errors(group_schema([(k, False, offered[k]) for k in answer], 12, 40), answer) == []
+    assert schema_errors(group_schema([(k, False, offered[k]) for k in forms], 12, 40), forms) == []
     for c in cells:
         raw = answer[c["field_key"]]
+        if not raw:
+            assert says_not_stated(looks[c["field_key"]]) and not c["found"]
+            continue
+        assert not says_not_stated(looks[c["field_key"]])
         # Judged first (stated or not) when passages were offered, else the evidence comes first.
         assert next(iter(raw)) == ("stated" if offered[c["field_key"]] else "evidence")
         if raw.get("stated") == "no" or raw.get("evidence") == "":

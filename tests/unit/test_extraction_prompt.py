@@ -11,17 +11,22 @@ from app.context import AppContext
 from app.engine.session import prompt_documents
 from app.extraction.prompt import (
     FieldAsk,
+    Look,
     PageChoice,
     ask_field,
     choose_pages,
     design_key,
     extraction_messages,
     field_block,
+    look_messages,
     pages_of,
     search_words,
 )
 from app.extraction.templates import TemplateField, TemplateStore
 from app.store.search import Passage
+from assets import read_text
+from inference.chat_format import Message
+from inference.prompt import build_messages
 from tests.fixtures.pdfs import make_text_pdf
 
 LAW = TemplateField("governing_law", "Governing Law", "Which law governs.", search="governed laws construed")
@@ -30,14 +35,14 @@ AUDIT = TemplateField("audit_rights", "Audit Rights", "A party may audit books."
 
 def test_field_blocks_ask_for_the_evidence_first() -> None:
     text = field_block(FieldAsk(LAW, "A word search found likely passages on [p. 4]."))
-    assert text.startswith('"governing_law": Governing Law\nWhat counts as the Governing Law: Which law governs.')
+    assert text.startswith('Now for the table, "governing_law": Governing Law\nWhat counts as the Governing Law: Which')
     assert text.index('"evidence"') < text.index('"page"') < text.index('"answer"') < text.index("not stated")
     clause = field_block(FieldAsk(AUDIT))
     assert "(a kind of clause)" in clause and clause.index('"clause"') < clause.index('"present"')
     assert "{hints}" not in clause and "\n\n" not in clause  # no empty hint line
     # A user's field text is never read as a placeholder.
     odd = field_block(FieldAsk(TemplateField("x", "{description}", "{name} {hints} {candidates}")))
-    assert odd.startswith('"x": {description}\nWhat counts as the {description}: {name} {hints} {candidates}')
+    assert odd.startswith('Now for the table, "x": {description}\nWhat counts as the {description}: {name} {hints} {candidates}')
 
 
 def test_a_clause_is_picked_from_the_passages_the_search_offers() -> None:
@@ -103,6 +108,24 @@ def test_the_request_starts_with_the_chat_prefix_and_names_its_pages(ctx: AppCon
     system = partial[0].content
     assert "[p. 4]" in system and "[p. 5]" not in system and "chosen by word search" in system
     assert PageChoice().note() == "" and not PageChoice().partial
+
+
+def test_a_short_answer_is_asked_plainly_first_then_its_form_follows(ctx: AppContext, tmp_path: Path) -> None:
+    doc = ctx.library.add(make_text_pdf(tmp_path / "law.pdf", ["This Agreement is governed by the laws of Texas."]))
+    documents = prompt_documents(ctx, [doc.document.id])
+    asked = replace(LAW, question="Which law governs this agreement?")
+    look = look_messages(documents, asked)
+    assert [m.role for m in look] == ["system", "user"] and look[-1].content == "Which law governs this agreement?"
+    # The chat's very prefix: instructions and the document, nothing of the extraction in it.
+    chat = build_messages(read_text("prompts", "answer.md"), documents, [], "x")
+    assert look[0] == chat[0]
+    answered = Look(asked.plain_question, "Texas law governs it [p. 1].")
+    form = extraction_messages(documents, [ask_field(ctx, doc.document.id, asked)], None, answered)
+    assert [m.role for m in form] == ["system", "user", "assistant", "user"]
+    assert form[:3] == [*look, Message("assistant", "Texas law governs it [p. 1].")]
+    assert form[-1].content.startswith("Answer from the document above.") and '"governing_law"' in form[-1].content
+    # A field without a question of its own is asked from its name and description.
+    assert LAW.plain_question == "What does this document state as its governing law (Which law governs)?"
 
 
 def test_design_key_follows_the_prompt_files(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,9 +20,12 @@ def test_extraction_over_a_model_server(ctx: AppContext, contract_pdf: Path) -> 
     copied = {"evidence": "the laws of the State of Delaware", "page": "4", "answer": "Delaware"}
     answer = {"governing_law": {"stated": "yes", "passage": 0, **copied}}
 
+    plain = "The laws of the State of Delaware govern it [p. 4]."
+
     def reply(h: StubHandler, body: dict[str, Any]) -> None:
         h.start_stream()
-        h.event(delta(json.dumps(answer)))
+        # The plain question first (as in the chat), then the form with its schema.
+        h.event(delta(json.dumps(answer) if "response_format" in body else plain))
         h.event(delta(finish="stop"))
         h.event({"choices": [], "usage": {"prompt_tokens": 900, "completion_tokens": 30}})
         h.event("[DONE]")
@@ -35,7 +38,10 @@ def test_extraction_over_a_model_server(ctx: AppContext, contract_pdf: Path) -> 
         finished = service.run(run_id)
         service.close()
     assert finished.status == "complete"
-    body = state.requests[0]
+    look, body = state.requests
+    assert "response_format" not in look and look["temperature"] == 0.0
+    assert look["messages"][-1] == {"role": "user", "content": "What does this document state as its governing law?"}
+    assert body["messages"][1:3] == [look["messages"][-1], {"role": "assistant", "content": plain}]
     schema = body["response_format"]["json_schema"]["schema"]
     assert body["response_format"]["type"] == "json_schema" and schema["required"] == ["governing_law"]
     assert body["temperature"] == 0.0 and body["chat_template_kwargs"] == {"enable_thinking": False}
