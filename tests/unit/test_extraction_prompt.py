@@ -42,7 +42,9 @@ def test_field_blocks_ask_for_the_evidence_first() -> None:
     assert "{hints}" not in clause and "\n\n" not in clause  # no empty hint line
     # A user's field text is never read as a placeholder.
     odd = field_block(FieldAsk(TemplateField("x", "{description}", "{name} {hints} {candidates}")))
-    assert odd.startswith('Now for the table, "x": {description}\nWhat counts as the {description}: {name} {hints} {candidates}')
+    assert odd.startswith(
+        'Now for the table, "x": {description}\nWhat counts as the {description}: {name} {hints} {candidates}'
+    )
 
 
 def test_a_clause_is_picked_from_the_passages_the_search_offers() -> None:

@@ -78,6 +78,8 @@ def test_builtin_templates_are_read_only_but_can_be_copied(tmp_path: Path) -> No
         ({"key": "Bad Key", "name": "X", "fields": [{"name": "A"}]}, "lowercase"),
         ({"key": "x", "name": "X", "fields": "A"}, "must be a list"),
         ({"key": "x", "name": "X", "fields": [{"name": "A", "description": "d" * 401}]}, "over 400"),
+        ({"key": "x", "name": "X", "fields": [{"name": "A", "question": "q" * 401}]}, "over 400"),
+        ({"key": "x", "name": "X", "fields": [{"name": "A", "question": 3}]}, "questions must be text"),
         ({"format": 9, "key": "x", "name": "X", "fields": [{"name": "A"}]}, "not supported"),
     ],
 )
@@ -85,6 +87,17 @@ def test_invalid_templates_are_refused_with_one_line(raw: dict[str, object], mes
     with pytest.raises(FolioError, match=message) as info:
         Template.from_dict(raw)
     assert "\n" not in str(info.value)
+
+
+def test_a_field_may_carry_its_own_plain_question() -> None:
+    rent = {"name": "Rent", "description": "Yearly rent."}
+    plain = Template.from_dict({"key": "x", "name": "X", "fields": [rent]})
+    asked = Template.from_dict({"key": "x", "name": "X", "fields": [{**rent, "question": " How much? "}]})
+    assert plain.fields[0].plain_question == "What does this document state as its rent (Yearly rent)?"
+    assert asked.fields[0].plain_question == "How much?"
+    # Written back only when set: a template without questions keeps the hash its runs are keyed on.
+    assert "question" not in plain.to_dict()["fields"][0] and asked.to_dict()["fields"][0]["question"] == "How much?"
+    assert Template.from_dict(asked.to_dict()) == asked and plain.sha256 != asked.sha256
 
 
 def test_import_file(tmp_path: Path) -> None:
