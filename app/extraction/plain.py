@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 
 LOOK = "look"  # where a cell's stored raw answer keeps the plain answer
+NOT_ASKED = "not_asked"  # ...or why the field was not asked (the short answer it presupposes is not stated)
 
 NOT_STATED_RE = re.compile(
     r"\b(?:not (?:explicitly |specifically |clearly )?(?:stated|specified|mentioned|provided|given|included|"
-    r"defined|set out|indicated|found)|does not (?:explicitly |specifically )?(?:state|specify|mention|say|"
-    r"provide|include|contain|set out|indicate|define)|doesn't (?:state|specify|mention|say)|"
+    r"defined|set out|indicated|found)|do(?:es)? not (?:explicitly |specifically )?(?:state|specify|mention|say|"
+    r"provide|include|contain|set out|indicate|define)|(?:doesn't|don't) (?:state|specify|mention|say)|"
     r"no (?:specific |explicit )?(?:mention|information|renewal|notice period|expiration|effective date|date|term)\b|"
     r"cannot be determined|"
     r"there is no)",

@@ -27,12 +27,13 @@ from app.extraction.cells import (
     BAD_OUTPUT,
     CUT_OFF,
     PARTIAL_DOCUMENT,
+    PRESUPPOSED,
     Cell,
     cell_from_answer,
     failed_cell,
     not_stated_cell,
 )
-from app.extraction.plain import LOOK, says_not_stated
+from app.extraction.plain import LOOK, NOT_ASKED, says_not_stated
 from app.extraction.prompt import (
     LOOK_TOKENS,
     FieldAsk,
@@ -359,6 +360,14 @@ class ExtractionService:
         stored = self.stored_keys(info.id, document_id)
         return [f for f in info.template.fields if f.key not in stored]
 
+    def _not_stated(self, run_id: int, document_id: int, field_key: str) -> bool:
+        """The field's cell is stored and says "not stated" (not a failed request: that one may yet be retried)."""
+        rows = self.ctx.db.execute(
+            "SELECT found, flags FROM extraction_cells WHERE run_id = ? AND document_id = ? AND field_key = ?",
+            [run_id, document_id, field_key],
+        ).fetchall()
+        return bool(rows) and not rows[0][0] and not set(json.loads(rows[0][1])) & {CUT_OFF, BAD_OUTPUT}
+
     def _set_status(self, run_id: int, status: str) -> None:
         with self.ctx.db.atomic():
             self.ctx.db.table("extraction_runs").update(run_id, {"status": status, "updated_at": now_iso()})
@@ -406,6 +415,13 @@ class ExtractionService:
         for fields in _groups(pending, max(1, settings.fields_per_request)):
             if self._stop.is_set():
                 raise Cancelled()
+            if fields[0].needs and self._not_stated(info.id, doc_id, fields[0].needs):
+                needed = info.template.field(fields[0].needs).name
+                cells = [not_stated_cell(doc_id, fields[0], (*extra, PRESUPPOSED))]
+                self._store(info.id, cells, {fields[0].key: {NOT_ASKED: f"{needed}: not stated"}}, _NOTHING)
+                done += 1
+                emit(CellsStored(cells, done, total))
+                continue
             look: Look | None = None
             if not fields[0].yes_no:  # a short answer is alone in its group, and asked plainly first
                 look, look_stats = self._look(model, doc_id, fields[0], choice, emit)
@@ -621,6 +637,9 @@ def load_evidence(ctx: AppContext, run_id: int, document_id: int, field_key: str
 _QUESTION_TOKENS = 160  # a plain question (a template's limit is 400 characters) in its chat turn
 # Three offered passages of the longest kind the search returns: what a yes/no question may add.
 _LONGEST_OFFER = tuple(Passage(1, None, "word " * 64) for _ in range(3))
+
+
+_NOTHING = GenerationStats(0, 0, 0, 0.0, 0.0, 0, "not asked")  # what a field left unasked cost
 
 
 def _greedy(max_tokens: int) -> Sampling:

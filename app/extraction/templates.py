@@ -46,6 +46,9 @@ class TemplateField:
     kind: str = TEXT
     search: str = ""  # words a passage holding this field uses, for the word search that points to pages
     question: str = ""  # how a short answer is first asked in plain words (default: from the name)
+    # A short answer this one presupposes: where that one is not stated, neither is this, unasked
+    # (no notice to stop a renewal where nothing renews).
+    needs: str = ""
 
     @property
     def plain_question(self) -> str:
@@ -102,11 +105,12 @@ class Template:
             kind = item.get("kind", TEXT)
             search = item.get("search", "")
             question = item.get("question", "")
-            if not all(isinstance(v, str) for v in (key, description, search, question)):
+            needs = item.get("needs", "")
+            if not all(isinstance(v, str) for v in (key, description, search, question, needs)):
                 raise FolioError(f"{source}: field keys, descriptions, search words and questions must be text")
             if kind not in KINDS:
                 raise FolioError(f"{source}: the kind of {name!r} must be one of {', '.join(KINDS)}")
-            fields.append(TemplateField(key, name, description, kind, search, question.strip()))
+            fields.append(TemplateField(key, name, description, kind, search, question.strip(), needs.strip()))
         version = raw.get("version", 1)
         name = raw.get("name") or raw.get("key")
         key = raw.get("key") or (slug(name) if isinstance(name, str) else "")
@@ -154,6 +158,10 @@ class Template:
                 raise FolioError(f"{source}: field {f.name!r} appears twice")
             keys.add(f.key)
             names.add(f.name.strip().lower())
+        short = {f.key for f in self.fields if not f.yes_no}
+        for f in self.fields:
+            if f.needs and (f.yes_no or f.needs == f.key or f.needs not in short):
+                raise FolioError(f"{source}: {f.name!r} can only need another short-answer field of the template")
 
     # -- editing (each returns a new template; TemplateStore.save bumps the version) ---------------
     def field(self, key: str) -> TemplateField:
@@ -172,7 +180,7 @@ class Template:
 
     def without_field(self, key: str) -> Template:
         self.field(key)
-        return replace(self, fields=tuple(f for f in self.fields if f.key != key))
+        return replace(self, fields=tuple(_unneeding(f, key) for f in self.fields if f.key != key))
 
     def with_field_renamed(self, key: str, name: str) -> Template:
         self.field(key)
@@ -188,7 +196,10 @@ class Template:
         self.field(key)
         if kind not in KINDS:
             raise FolioError(f"a field's kind must be one of {', '.join(KINDS)}")
-        return replace(self, fields=tuple(replace(f, kind=kind) if f.key == key else f for f in self.fields))
+        changed = [replace(f, kind=kind) if f.key == key else f for f in self.fields]
+        if kind == YES_NO:  # a yes/no clause is no short answer to presuppose, nor does it presuppose one
+            changed = [replace(f, needs="") if key in (f.key, f.needs) else f for f in changed]
+        return replace(self, fields=tuple(changed))
 
     def with_field_moved(self, key: str, position: int) -> Template:
         moving = self.field(key)
@@ -199,9 +210,16 @@ class Template:
 
 def _field_dict(f: TemplateField) -> dict[str, str]:
     out = {"key": f.key, "name": f.name, "description": f.description, "kind": f.kind, "search": f.search}
-    if f.question:  # written only when set, so a template without questions keeps its sha256
+    # Written only when set, so a template without them keeps its sha256 (what its runs are keyed on).
+    if f.question:
         out["question"] = f.question
+    if f.needs:
+        out["needs"] = f.needs
     return out
+
+
+def _unneeding(f: TemplateField, gone: str) -> TemplateField:
+    return replace(f, needs="") if f.needs == gone else f
 
 
 class TemplateStore:

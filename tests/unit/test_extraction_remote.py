@@ -8,6 +8,7 @@ from typing import Any
 
 from app.context import AppContext
 from app.engine.session import Session
+from app.extraction.cells import PRESUPPOSED
 from app.extraction.runner import ExtractionService
 from app.extraction.templates import Template
 from inference.remote import RemoteConfig, RemoteEngine
@@ -54,3 +55,31 @@ def test_extraction_over_a_model_server(ctx: AppContext, contract_pdf: Path) -> 
     assert schema["type"] == "object" and len(schema["properties"]["governing_law"]["anyOf"]) == 3
     run = service.run_info(run_id)
     assert run.model_sha256 == "server:stub-model at 127.0.0.1:" + url.rsplit(":", 1)[1]
+
+
+def test_a_plain_not_stated_ends_a_field_and_the_fields_that_presuppose_it(ctx: AppContext, contract_pdf: Path) -> None:
+    def reply(h: StubHandler, body: dict[str, Any]) -> None:
+        h.start_stream()
+        h.event(delta("The renewal term is not specified in the document."))
+        h.event(delta(finish="stop"))
+        h.event("[DONE]")
+
+    doc = ctx.library.add(contract_pdf).document
+    fields = [{"name": "Renewal Term"}, {"name": "Renewal Notice", "needs": "renewal_term"}]
+    template = Template.from_dict({"key": "t", "name": "T", "fields": fields})
+    with stub_server(reply) as (url, state):
+        service = ExtractionService(ctx, Session.for_context(ctx, RemoteEngine(RemoteConfig(url))))
+        run_id = service.start_run(template, [doc.id])
+        finished = service.run(run_id)
+        service.close()
+    assert finished.status == "complete" and finished.cells_done == 2
+    # One request: the plain question of the renewal term. No form follows a plain "not specified",
+    # and the notice is not asked at all: with nothing renewing there is no notice to stop it.
+    assert len(state.requests) == 1 and "response_format" not in state.requests[0]
+    table = service.table(run_id)
+    renewal, notice = (table.cell(doc.id, k) for k in ("renewal_term", "renewal_notice"))
+    assert renewal is not None and not renewal.found and renewal.display == "not stated" and not renewal.flags
+    assert notice is not None and not notice.found and notice.flags == (PRESUPPOSED,)
+    raw = dict(ctx.db.execute("SELECT field_key, raw FROM extraction_cells WHERE run_id = ?", [run_id]).fetchall())
+    assert json.loads(raw["renewal_term"]) == {"look": "The renewal term is not specified in the document."}
+    assert json.loads(raw["renewal_notice"]) == {"not_asked": "Renewal Term: not stated"}

@@ -100,6 +100,25 @@ def test_a_field_may_carry_its_own_plain_question() -> None:
     assert Template.from_dict(asked.to_dict()) == asked and plain.sha256 != asked.sha256
 
 
+def test_a_field_may_presuppose_another_short_answer() -> None:
+    fields = [
+        {"name": "Renewal Term"},
+        {"name": "Notice", "needs": "renewal_term"},
+        {"name": "Audit", "kind": "yes_no"},
+    ]
+    t = Template.from_dict({"key": "x", "name": "X", "fields": fields})
+    assert t.field("notice").needs == "renewal_term" and Template.from_dict(t.to_dict()) == t
+    for needs in ("notice", "audit", "nothing"):  # itself, a yes/no clause, no such field
+        bad = [*fields[:1], {"name": "Notice", "needs": needs}, fields[2]]
+        with pytest.raises(FolioError, match="can only need another short-answer field"):
+            Template.from_dict({"key": "x", "name": "X", "fields": bad})
+    # Edits never leave a field needing one that is gone or is no short answer any more.
+    assert t.without_field("renewal_term").field("notice").needs == ""
+    assert t.with_field_kind("renewal_term", "yes_no").field("notice").needs == ""
+    assert t.with_field_kind("notice", "yes_no").field("notice").needs == ""
+    t.with_field_kind("renewal_term", "yes_no").validate()
+
+
 def test_import_file(tmp_path: Path) -> None:
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"key": "shares", "name": "Share purchase", "fields": [{"name": "Price"}]}))
