@@ -76,14 +76,19 @@ class _Fit:
         self.st = self.st * keep + seconds
         self.snt = self.snt * keep + n * seconds
 
-    def line(self, prior_slope: float) -> tuple[float, float] | None:
+    def line(self, single: float) -> tuple[float, float] | None:
+        """(a, b), or None before any batch was timed. With one batch length seen so far, the line
+        runs through it and through the one-token decode (`single`): a guessed slope was wrong by
+        4x on this CPU, where a batch costs about one decode per token, and would be on a GPU,
+        where it costs about one decode in all."""
         if self.s0 == 0:
             return None
         spread = self.s0 * self.snn - self.sn * self.sn
         if spread > 1e-6 * self.s0 * self.s0:
             b = max(0.0, (self.s0 * self.snt - self.sn * self.st) / spread)
         else:
-            b = prior_slope  # one batch length seen so far: assume the usual growth
+            mean_n, mean_t = self.sn / self.s0, self.st / self.s0
+            b = max(0.0, (mean_t - single) / (mean_n - 1))
         return (self.st - b * self.sn) / self.s0, b
 
 
@@ -94,17 +99,27 @@ class Pace:
     Checking k drafts costs one decode of k+1 tokens plus the drafting, and pays when enough of them
     are accepted. Pace keeps the time of a one-token decode, a line fitted to the time of batches,
     and per kind of draft the rate at which drafted tokens are accepted; it picks the length with
-    the most expected tokens per second, or none when a plain step is faster. A kind turned down is
-    tried again after a growing number of tokens (8, 16, ... 256), so a quote that starts later in
-    the answer is still caught, at a small bounded cost when none comes."""
+    the most expected tokens per second, or none when a plain step is faster.
+
+    Nothing is drafted on a guess. What a batch costs differs 10x between machines (on a 2-core
+    CPU a batch of 3 cost 2.9 one-token decodes; on a GPU it costs about one), so until a batch has
+    been timed here, drafting is off. The first batch is a probe, taken only when the guesses look
+    good enough to pay on a fast machine and paid from a credit of PROBE_SHARE of the time spent
+    on plain tokens; when the line then says no, a new probe comes after REPROBE_AFTER plain tokens
+    at the earliest, paid the same way. So drafting costs at most PROBE_SHARE where it never pays.
+    How often prompt-lookup guesses are right is learnt for free (Drafting.propose judges each
+    guess it did not check against the tokens written next), so a quote that starts late in an
+    answer is noticed without checking anything."""
 
     max_draft: int
     single_s: float = 0.0  # one-token decode, seconds (moving average)
     fit: _Fit = field(default_factory=_Fit)
     acceptance: dict[str, float] = field(default_factory=dict)
     draft_s: dict[str, float] = field(default_factory=dict)  # seconds to draft one token, by source
-    wait: dict[str, int] = field(default_factory=dict)  # plain tokens before trying a family again
-    backoff: dict[str, int] = field(default_factory=dict)
+    credit_s: float = 0.0  # seconds probes may still cost: PROBE_SHARE of the plain decodes so far, less probes
+    plain_since_batch: int = 0  # plain tokens since a batch was last timed
+    probing: bool = False  # the length last returned is a probe, paid from the credit
+    probes: int = 0
 
     PRIOR_ACCEPTANCE: ClassVar[dict[str, float]] = {
         "lookup+": 0.9,
@@ -113,16 +128,24 @@ class Pace:
         "lookup2": 0.5,
         "mtp": 0.6,
     }
-    BATCH_BASE, BATCH_SLOPE = 1.6, 0.25  # prior batch cost in one-token decodes: base + slope * n
+    FAST_BATCH_SLOPE = 0.1  # a fast machine: each extra token in a batch costs a tenth of a decode
+    PROBE_SHARE = 0.02
+    PROBE_DRAFTS = 2
+    REPROBE_AFTER = 256
     LEARN = 0.15
 
     def decoded(self, n: int, seconds: float) -> None:
         if n == 1:
             self.single_s = seconds if not self.single_s else self.single_s * 0.8 + seconds * 0.2
-            for family in self.wait:
-                self.wait[family] -= 1
-        else:
-            self.fit.add(n, seconds)
+            self.credit_s += self.PROBE_SHARE * seconds
+            self.plain_since_batch += 1
+            self.probing = False  # a probe whose drafts the grammar refused was never taken
+            return
+        self.fit.add(n, seconds)
+        self.plain_since_batch = 0
+        if self.probing:
+            self.credit_s -= max(0.0, seconds - self.single_s)
+            self.probing = False
 
     def drafted(self, source: str, n: int, seconds: float) -> None:
         if n:
@@ -142,28 +165,37 @@ class Pace:
     def length(self, kind: str, available: int) -> int:
         """Drafted tokens to check now (0: decode one token plainly)."""
         limit = min(available, self.max_draft)
-        if limit <= 0:
+        if limit <= 0 or not self.single_s:  # no plain step timed yet: nothing to compare with
             return 0
         family = kind.rstrip("+0123456789")
-        single = self.single_s or 1.0
-        line = self.fit.line(self.BATCH_SLOPE * single) or (self.BATCH_BASE * single, self.BATCH_SLOPE * single)
         a = min(self.acceptance.get(kind, self.PRIOR_ACCEPTANCE.get(kind, 0.5)), 0.999)
         per_draft = self.draft_s.get(family, 0.0)
-        best, best_rate = 0, 1.0 / single
+        line = self.fit.line(self.single_s)
+        if line is not None:
+            best = self._best(a, line, per_draft, limit)
+            if best or self.plain_since_batch < self.REPROBE_AFTER:
+                return best
+        # Not timed here yet, or long ago and it did not pay: probe, if it could pay at all and the
+        # credit covers the worst case (a batch that costs one decode per token).
+        slope = self.FAST_BATCH_SLOPE * self.single_s
+        fast = (self.single_s - slope, slope)
+        if family != "lookup":  # MTP guesses are only scored when checked: give them their chance again
+            a = max(a, self.PRIOR_ACCEPTANCE.get(kind, 0.5))
+        k = min(self._best(a, fast, per_draft, limit), self.PROBE_DRAFTS)
+        if not k or self.credit_s < k * (self.single_s + per_draft):
+            return 0
+        self.probing = True
+        self.probes += 1
+        return k
+
+    def _best(self, a: float, line: tuple[float, float], per_draft: float, limit: int) -> int:
+        best, best_rate = 0, 1.0 / self.single_s
         for k in range(1, limit + 1):
             expected = (1 - a ** (k + 1)) / (1 - a)  # the pending token plus the accepted run
             rate = expected / (line[0] + line[1] * (k + 1) + per_draft * k)
             if rate > best_rate:
                 best, best_rate = k, rate
-        if best:
-            self.backoff[family] = 8
-            return best
-        if self.wait.get(family, 0) > 0:
-            return 0
-        # Turned down: probe now and then, waiting longer after each probe that does not pay.
-        self.backoff[family] = min(self.backoff.get(family, 4) * 2, 256)
-        self.wait[family] = self.backoff[family]
-        return min(limit, 3)
+        return best
 
 
 class Drafting:
@@ -174,6 +206,7 @@ class Drafting:
         self.mtp = mtp
         self.pace = Pace(max_draft)
         self._run_end = -1  # where in the context the next token of an accepted lookup run lies
+        self._shadow: _Shadow | None = None  # a lookup guess not checked, judged by the tokens written next
 
     def close(self) -> None:
         if self.mtp is not None:
@@ -198,6 +231,7 @@ class Drafting:
     def begin(self, held: list[int], n_stable: int) -> None:
         self.lookup.sync(held, n_stable)
         self._run_end = -1
+        self._shadow = None
 
     def decoded(self, tokens: list[int], pos0: int) -> None:
         """The context evaluated `tokens` at pos0.. in its last batch, and keeps them."""
@@ -206,6 +240,7 @@ class Drafting:
 
     def propose(self, pending: int, limit: int) -> tuple[str, list[int]]:
         """(kind of draft, tokens) to check after `pending`; no tokens when drafting does not pay."""
+        self._judge_shadow(pending)
         if limit <= 0:
             return "", []
         draft, n, start = self.lookup.propose(pending, limit)
@@ -213,21 +248,47 @@ class Drafting:
             kind = "lookup+" if start == self._run_end else f"lookup{n}"
             k = self.pace.length(kind, len(draft))
             if k:
+                self._shadow = None
                 self._run_end = start + k + 1  # if all k are accepted, the next token follows there
                 return kind, draft[:k]
+            if self._shadow is None:
+                self._shadow = _Shadow(kind, draft, start)
         if self.mtp is not None:
             k = self.pace.length("mtp", limit)
             if k:
+                self._shadow = None
                 began = time.perf_counter()
                 draft = self.mtp.propose(pending, k)
                 self.pace.drafted("mtp", len(draft), time.perf_counter() - began)
                 return "mtp", draft
         return "", []
 
+    def _judge_shadow(self, written: int) -> None:
+        """`written` is the token the model wrote after the last one: it scores the unchecked guess
+        exactly as a check would have (the model keeps a draft only when it draws the same token)."""
+        shadow = self._shadow
+        if shadow is None:
+            return
+        if written == shadow.draft[shadow.matched]:
+            shadow.matched += 1
+            if shadow.matched < len(shadow.draft):
+                return
+            self._run_end = shadow.start + len(shadow.draft)  # `written` ended it: the run goes on from there
+        self.pace.checked(shadow.kind, len(shadow.draft), shadow.matched)
+        self._shadow = None
+
     def checked(self, kind: str, drafted: int, accepted: int) -> None:
         self.pace.checked(kind, drafted, accepted)
         if kind.startswith("lookup") and accepted < drafted:
             self._run_end = -1
+
+
+@dataclass
+class _Shadow:
+    kind: str
+    draft: list[int]
+    start: int  # where in the context the guess was copied from
+    matched: int = 0  # its tokens the model has written so far, in order
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from inference.drafters import PromptLookup
-from inference.speculative import Pace
+from inference.speculative import Drafting, Pace
 
 DOC = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]  # "documents": the stable prefix
 IMAGE = [-5, -6, -7]  # an image's positions
@@ -54,9 +54,19 @@ def _measured(pace: Pace, single: float = 0.05, base: float = 0.08, per_token: f
 def test_the_fitted_batch_cost_is_what_was_measured() -> None:
     pace = Pace(8)
     _measured(pace)
-    line = pace.fit.line(0.0)
+    line = pace.fit.line(0.05)
     assert line is not None
     assert line[0] == pytest.approx(0.08) and line[1] == pytest.approx(0.02)
+
+
+def test_one_batch_length_is_extrapolated_through_the_one_token_decode() -> None:
+    """A batch of 3 that cost 2.9 decodes (this CPU) says a batch of 9 costs about 8.6, not 4."""
+    pace = Pace(8)
+    pace.decoded(1, 1.0)
+    pace.decoded(3, 2.9)
+    line = pace.fit.line(pace.single_s)
+    assert line is not None
+    assert line[0] + line[1] * 9 == pytest.approx(8.6)
 
 
 def test_long_drafts_when_they_are_accepted_none_when_they_are_not() -> None:
@@ -67,39 +77,93 @@ def test_long_drafts_when_they_are_accepted_none_when_they_are_not() -> None:
     assert pace.length("lookup+", 16) >= 8  # nearly always right: check many at once
     for _ in range(30):
         pace.checked("lookup2", 4, 0)
-    assert pace.length("lookup2", 16) == 3  # turned down: the first refusal still probes, briefly...
-    assert pace.length("lookup2", 16) == 0  # ...then waits
+    assert pace.length("lookup2", 16) == 0  # the batch cost is known: no probe is needed to say no
 
 
-def test_probing_a_turned_down_drafter_costs_little() -> None:
-    """Drafts never accepted, a cost curve like Gemma's on a CPU: the extra time stays under 3%."""
+def test_nothing_is_drafted_before_a_batch_was_timed_and_the_credit_pays_for_the_probe() -> None:
     pace = Pace(8)
-    _measured(pace)
-    single, line = 0.05, (0.08, 0.02)
-    spent = plain = 0.0
-    tokens = 0
-    while tokens < 4000:
+    assert pace.length("lookup+", 8) == 0  # not even a plain step timed
+    plain = 0
+    while pace.length("lookup+", 8) == 0:
+        pace.decoded(1, 0.05)
+        plain += 1
+        assert plain < 1000
+    # The probe's worst case (2 drafts at one decode each) is 2% of the plain time before it.
+    assert plain == pytest.approx(2 / Pace.PROBE_SHARE, abs=2)
+    assert pace.probing and pace.probes == 1
+
+
+def test_guesses_that_could_never_pay_are_not_probed() -> None:
+    pace = Pace(8)
+    for _ in range(1000):
+        pace.decoded(1, 0.05)
+    for _ in range(30):
+        pace.checked("lookup2", 4, 0)
+    assert pace.length("lookup2", 8) == 0
+
+
+def _answer_cost(pace: Pace, batch: tuple[float, float], accept: bool, tokens: int = 4000) -> float:
+    """Time to write `tokens` with drafting, over the time without, for a batch cost line
+    (seconds = a + b * n) and drafts that are always right or never."""
+    single = 0.05
+    spent = written = 0.0
+    while written < tokens:
         k = pace.length("lookup3", 8)
         if k:
-            spent += line[0] + line[1] * (k + 1)
-            pace.checked("lookup3", k, 0)
+            seconds = batch[0] + batch[1] * (k + 1)
+            pace.decoded(k + 1, seconds)
+            pace.checked("lookup3", k, k if accept else 0)
+            written += 1 + (k if accept else 0)
         else:
-            spent += single
+            seconds = single
             pace.decoded(1, single)
-        plain += single
-        tokens += 1
-    assert spent / plain < 1.03
+            written += 1
+        spent += seconds
+    return spent / (written * single)
 
 
-def test_a_drafter_turned_down_comes_back_when_it_starts_to_hit() -> None:
+def test_where_drafting_never_pays_it_costs_at_most_the_probes() -> None:
+    """A CPU like this one (a batch costs ~one decode per token), drafts always right: still slower."""
+    assert _answer_cost(Pace(8), (0.005, 0.05), accept=True) < 1.02
+    assert _answer_cost(Pace(8), (0.005, 0.05), accept=False) < 1.02
+
+
+def test_where_batches_are_cheap_right_drafts_pay() -> None:
+    """A GPU-like machine (a batch of 9 costs 1.3 decodes): drafts that are right nearly double the speed."""
     pace = Pace(8)
-    _measured(pace)
+    assert _answer_cost(pace, (0.045, 0.0025), accept=True) < 0.6
+    assert pace.probes == 1  # one probe timed the batches; every later batch is paid by its own drafts
+
+
+def test_guesses_not_checked_are_judged_by_the_tokens_written_next() -> None:
+    drafting = Drafting(8)
+    held = [*DOC, 1, 2, 3]
+    drafting.begin(held, n_stable=len(DOC))
+    pos = len(held)
+    # The model quotes the documents; nothing is checked (no step timed yet), every guess is judged.
+    for token in DOC:
+        kind, drafts = drafting.propose(token, 8)
+        assert (kind, drafts) == ("", [])
+        drafting.decoded([token], pos)
+        pos += 1
+    assert drafting.pace.acceptance["lookup2"] > Pace.PRIOR_ACCEPTANCE["lookup2"]  # "11 12 ... 19": all right
+    # The guess after "19" continues the same run ("1 2 3"); the model writes something else.
+    drafting.propose(99, 8)
+    assert drafting.pace.acceptance["lookup+"] < Pace.PRIOR_ACCEPTANCE["lookup+"]
+
+
+def test_mtp_turned_down_comes_back_when_it_starts_to_hit() -> None:
+    """MTP guesses cost a step of the MTP block to make, so they are scored only when checked: a
+    drafter turned down is probed again now and then, and returns to full drafts once it hits."""
+    pace = Pace(8)
+    _measured(pace, single=0.05, base=0.045, per_token=0.0025)  # cheap batches
     for _ in range(30):
         pace.checked("mtp", 4, 0)
     lengths = []
-    for _ in range(600):
+    for _ in range(2000):
         k = pace.length("mtp", 8)
         if k:
+            pace.decoded(k + 1, 0.045 + 0.0025 * (k + 1))
             pace.checked("mtp", k, k)  # from now on every draft is right
         else:
             pace.decoded(1, 0.05)
