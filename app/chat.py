@@ -205,6 +205,7 @@ class ChatService:
             generate_ms=round(stats.generate_ms, 1),
             drafted_tokens=stats.drafted_tokens,
             accepted_tokens=stats.accepted_tokens,
+            draft_note=stats.draft_note,
             status="cancelled" if stats.stop_reason == "cancelled" else "complete",
         )
         return self.conversations.message(answer_id)

@@ -306,6 +306,7 @@ class LocalEngine:
             ttft_ms,
             drafted_tokens=drafts.drafted,
             accepted_tokens=drafts.accepted,
+            draft_note=self._drafting.idle_note() if self._drafting is not None and not drafts.drafted else "",
         )
 
     def prompt_logits(self, request: GenerateRequest) -> Any:

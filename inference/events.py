@@ -62,6 +62,7 @@ class GenerationStats:
     ttft_ms: float = 0.0  # request received -> first answer token (restore + prefill + first sample)
     drafted_tokens: int = 0  # speculative decoding: drafted tokens the model checked...
     accepted_tokens: int = 0  # ...and those it kept, having drawn the same tokens itself
+    draft_note: str = ""  # drafting was on and nothing was drafted: why, in words
 
     @property
     def tokens_per_s(self) -> float:

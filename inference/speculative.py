@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import codecs
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -60,36 +61,35 @@ class DraftCounts:
 
 
 @dataclass
-class _Fit:
-    """Decode seconds of a batch of n >= 2 tokens as a + b*n, least squares with forgetting."""
+class _Costs:
+    """Decode seconds of a batch of n >= 2 tokens as a + b*n, fitted to the fastest of the recent
+    times of each batch length. The fastest, because the machine is shared: another program's work
+    only ever adds time, so the fastest time is the decode's own cost, and a length timed once (a
+    probe) looks dearer, not cheaper, than it is: drafting is never switched on by noise."""
 
-    s0: float = 0.0
-    sn: float = 0.0
-    snn: float = 0.0
-    st: float = 0.0
-    snt: float = 0.0
+    samples: dict[int, deque[float]] = field(default_factory=dict)
 
-    def add(self, n: int, seconds: float, keep: float = 0.9) -> None:
-        self.s0 = self.s0 * keep + 1
-        self.sn = self.sn * keep + n
-        self.snn = self.snn * keep + n * n
-        self.st = self.st * keep + seconds
-        self.snt = self.snt * keep + n * seconds
+    def add(self, n: int, seconds: float) -> None:
+        self.samples.setdefault(n, deque(maxlen=16)).append(seconds)
 
     def line(self, single: float) -> tuple[float, float] | None:
         """(a, b), or None before any batch was timed. With one batch length seen so far, the line
         runs through it and through the one-token decode (`single`): a guessed slope was wrong by
         4x on this CPU, where a batch costs about one decode per token, and would be on a GPU,
         where it costs about one decode in all."""
-        if self.s0 == 0:
+        points = [(n, min(times)) for n, times in self.samples.items() if times]
+        if not points:
             return None
-        spread = self.s0 * self.snn - self.sn * self.sn
-        if spread > 1e-6 * self.s0 * self.s0:
-            b = max(0.0, (self.s0 * self.snt - self.sn * self.st) / spread)
-        else:
-            mean_n, mean_t = self.sn / self.s0, self.st / self.s0
-            b = max(0.0, (mean_t - single) / (mean_n - 1))
-        return (self.st - b * self.sn) / self.s0, b
+        if len(points) == 1:
+            (n0, t0) = points[0]
+            b = max(0.0, (t0 - single) / (n0 - 1))
+            return t0 - b * n0, b
+        count = len(points)
+        mean_n = sum(n for n, _ in points) / count
+        mean_t = sum(t for _, t in points) / count
+        spread = sum((n - mean_n) ** 2 for n, _ in points)
+        b = max(0.0, sum((n - mean_n) * (t - mean_t) for n, t in points) / spread)
+        return mean_t - b * mean_n, b
 
 
 @dataclass
@@ -104,19 +104,19 @@ class Pace:
     Nothing is drafted on a guess. What a batch costs differs 10x between machines (on a 2-core
     CPU a batch of 3 cost 2.9 one-token decodes; on a GPU it costs about one), so until a batch has
     been timed here, drafting is off. The first batch is a probe, taken only when the guesses look
-    good enough to pay on a fast machine and paid from a credit of PROBE_SHARE of the time spent
-    on plain tokens; when the line then says no, a new probe comes after REPROBE_AFTER plain tokens
+    good enough to pay on a fast machine and paid from a credit of PROBE_SHARE of a decode per plain
+    token (counted in tokens, not seconds, so a busy machine's noise cannot buy probes); when the line then says no, a new probe comes after REPROBE_AFTER plain tokens
     at the earliest, paid the same way. So drafting costs at most PROBE_SHARE where it never pays.
     How often prompt-lookup guesses are right is learnt for free (Drafting.propose judges each
     guess it did not check against the tokens written next), so a quote that starts late in an
     answer is noticed without checking anything."""
 
     max_draft: int
-    single_s: float = 0.0  # one-token decode, seconds (moving average)
-    fit: _Fit = field(default_factory=_Fit)
+    singles: deque[float] = field(default_factory=lambda: deque(maxlen=64))  # recent one-token decodes, seconds
+    fit: _Costs = field(default_factory=_Costs)
     acceptance: dict[str, float] = field(default_factory=dict)
     draft_s: dict[str, float] = field(default_factory=dict)  # seconds to draft one token, by source
-    credit_s: float = 0.0  # seconds probes may still cost: PROBE_SHARE of the plain decodes so far, less probes
+    credit: float = 0.0  # drafted tokens probes may still check: PROBE_SHARE per plain token, less probes
     plain_since_batch: int = 0  # plain tokens since a batch was last timed
     probing: bool = False  # the length last returned is a probe, paid from the credit
     probes: int = 0
@@ -134,17 +134,22 @@ class Pace:
     REPROBE_AFTER = 256
     LEARN = 0.15
 
+    @property
+    def single_s(self) -> float:
+        """A one-token decode, seconds: the fastest recent one (see _Costs on why the fastest)."""
+        return min(self.singles) if self.singles else 0.0
+
     def decoded(self, n: int, seconds: float) -> None:
         if n == 1:
-            self.single_s = seconds if not self.single_s else self.single_s * 0.8 + seconds * 0.2
-            self.credit_s += self.PROBE_SHARE * seconds
+            self.singles.append(seconds)
+            self.credit += self.PROBE_SHARE
             self.plain_since_batch += 1
             self.probing = False  # a probe whose drafts the grammar refused was never taken
             return
         self.fit.add(n, seconds)
         self.plain_since_batch = 0
         if self.probing:
-            self.credit_s -= max(0.0, seconds - self.single_s)
+            self.credit -= n - 1  # at worst each checked draft cost one decode
             self.probing = False
 
     def drafted(self, source: str, n: int, seconds: float) -> None:
@@ -182,11 +187,21 @@ class Pace:
         if family != "lookup":  # MTP guesses are only scored when checked: give them their chance again
             a = max(a, self.PRIOR_ACCEPTANCE.get(kind, 0.5))
         k = min(self._best(a, fast, per_draft, limit), self.PROBE_DRAFTS)
-        if not k or self.credit_s < k * (self.single_s + per_draft):
+        if not k or self.credit < k:
             return 0
         self.probing = True
         self.probes += 1
         return k
+
+    def idle_note(self) -> str:
+        """Why nothing was drafted, in words a user can act on."""
+        line = self.fit.line(self.single_s) if self.single_s else None
+        if line is None:
+            return "no drafts yet: Folio first times what checking guesses costs on this computer"
+        if not self._best(self.PRIOR_ACCEPTANCE["lookup+"], line, 0.0, self.max_draft):  # not even for quotes
+            cost = (line[0] + line[1] * 3) / self.single_s
+            return f"no drafts: checking 2 guesses costs {cost:.1f}x writing one token on this computer"
+        return "no drafts: no guess was likely enough to pay"
 
     def _best(self, a: float, line: tuple[float, float], per_draft: float, limit: int) -> int:
         best, best_rate = 0, 1.0 / self.single_s
@@ -276,6 +291,9 @@ class Drafting:
             self._run_end = shadow.start + len(shadow.draft)  # `written` ended it: the run goes on from there
         self.pace.checked(shadow.kind, len(shadow.draft), shadow.matched)
         self._shadow = None
+
+    def idle_note(self) -> str:
+        return self.pace.idle_note()
 
     def checked(self, kind: str, drafted: int, accepted: int) -> None:
         self.pace.checked(kind, drafted, accepted)

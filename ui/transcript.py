@@ -143,6 +143,8 @@ class Transcript(SafeTextBrowser):
             notes.append(f"{m.completion_tokens} tokens in {(m.generate_ms or 0) / 1000:.1f} s")
         if m.acceptance is not None:
             notes.append(f"drafts {m.acceptance:.0%} accepted ({m.accepted_tokens} of {m.drafted_tokens})")
+        elif m.draft_note:
+            notes.append(m.draft_note)
         footer = f"[Copy]({self._prefix}copy/{m.id})"
         if notes:
             footer = "*" + escape_markdown(" · ".join(notes)) + "* · " + footer

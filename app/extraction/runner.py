@@ -659,6 +659,7 @@ def _both(look: GenerationStats, form: GenerationStats) -> GenerationStats:
         ttft_ms=look.ttft_ms + form.ttft_ms,
         drafted_tokens=look.drafted_tokens + form.drafted_tokens,
         accepted_tokens=look.accepted_tokens + form.accepted_tokens,
+        draft_note="" if look.drafted_tokens or form.drafted_tokens else form.draft_note,
     )
 
 

@@ -35,6 +35,7 @@ class MessageRow:
     created_at: str
     drafted_tokens: int | None = None  # speculative decoding: drafted tokens the model checked...
     accepted_tokens: int | None = None  # ...and kept (None: stored before Folio drafted)
+    draft_note: str = ""  # drafting was on and nothing was drafted: why
 
     # Each claim of an answer with its grounding verdict (app.citations.grounding.ClaimVerdict.to_dict), in order.
     claims: list[dict[str, Any]] = field(default_factory=list)

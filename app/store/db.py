@@ -337,6 +337,12 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX extraction_reviews_cell ON extraction_reviews(run_id, document_id, field_key, id);
         """,
     ),
+    (
+        "m020_draft_note",
+        """
+        ALTER TABLE messages ADD COLUMN draft_note TEXT NOT NULL DEFAULT '';
+        """,
+    ),
 ]
 
 KNOWN = [name for name, _ in MIGRATIONS]

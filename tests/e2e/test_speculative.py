@@ -370,3 +370,23 @@ def test_drafted_answers_about_page_images_are_the_same(tmp_path: Path, monkeypa
     )
     _oracle(monkeypatch, config, request)
     _same_answer(Case(model, "oracle"), config, request)
+
+
+def test_the_real_pace_drafts_nothing_until_it_has_timed_a_check(starter_gguf: Path) -> None:
+    """Without the pinned pace: the first answer drafts nothing and says why; after enough plain
+    tokens to pay for it, one probe times a check on this machine, and the pace decides from then on."""
+    request = _request(starter_gguf, "Quote clause 12.2 word for word.")
+    engine = LocalEngine(_config(starter_gguf, 8), cancelled=lambda: False)
+    try:
+        first = engine.generate(request, lambda _e: None)
+        assert first.drafted_tokens == 0 and first.completion_tokens > 0
+        assert first.draft_note == "no drafts yet: Folio first times what checking guesses costs on this computer"
+        assert engine._drafting is not None
+        pace = engine._drafting.pace
+        for _ in range(8):
+            if pace.probes:
+                break
+            engine.generate(request, lambda _e: None)
+        assert pace.probes == 1 and pace.fit.line(pace.single_s) is not None
+    finally:
+        engine.close()

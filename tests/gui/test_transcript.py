@@ -160,3 +160,13 @@ def test_the_footer_shows_how_many_drafted_tokens_were_accepted(qtbot) -> None: 
     text = transcript.toPlainText()
     assert "40 tokens in 2.0 s · drafts 84% accepted (27 of 32)" in text
     assert text.count("accepted") == 1  # nothing claimed where nothing was drafted or recorded
+
+
+def test_the_footer_says_why_nothing_was_drafted(qtbot) -> None:  # type: ignore[no-untyped-def]
+    transcript = Transcript()
+    qtbot.addWidget(transcript)
+    note = "no drafts: checking 2 guesses costs 2.9x writing one token on this computer"
+    plain = _message(2, "assistant", "No drafts here.", completion_tokens=5, generate_ms=500.0, drafted_tokens=0,
+                     accepted_tokens=0, draft_note=note)  # fmt: skip
+    transcript.show_messages([_message(1, "user", "q"), plain], [1])
+    assert f"5 tokens in 0.5 s · {note}" in transcript.toPlainText()

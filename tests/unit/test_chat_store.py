@@ -33,3 +33,15 @@ def test_a_finished_answer_is_stored_with_checked_citations(ctx: AppContext, con
     assert verdicts[0] == "quoted" and verdicts[1] != "quoted"
     entries = [e for e in ctx.audit.entries() if e.action == "question"]
     assert [e.documents for e in entries] == [[doc.sha256]]  # on record before the model sees it
+
+
+def test_why_nothing_was_drafted_is_kept_with_the_answer(ctx: AppContext, contract_pdf: Path) -> None:
+    doc = ctx.library.add(contract_pdf).document
+    service = ChatService(ctx)
+    documents = read_documents(ctx, [doc.id])
+    exchange = service.begin(documents, "Which law governs?", conversation_id=None, label="m", sha256=None, think=False)
+    note = "no drafts: checking 2 guesses costs 2.9x writing one token on this computer"
+    stats = GenerationStats(900, 0, 30, 100.0, 900.0, 4096, "eos", draft_note=note)
+    service.finish(exchange.answer_id, documents, "Delaware.", "", stats)
+    reread = ChatService(ctx.reopen()).conversations.message(exchange.answer_id)
+    assert (reread.drafted_tokens, reread.draft_note) == (0, note)

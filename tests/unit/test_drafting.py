@@ -169,3 +169,14 @@ def test_mtp_turned_down_comes_back_when_it_starts_to_hit() -> None:
             pace.decoded(1, 0.05)
         lengths.append(k)
     assert lengths[-1] > 3  # back to full drafts
+
+
+def test_the_note_says_why_nothing_was_drafted() -> None:
+    pace = Pace(8)
+    assert pace.idle_note() == "no drafts yet: Folio first times what checking guesses costs on this computer"
+    pace.decoded(1, 1.0)
+    pace.decoded(3, 2.9)  # this CPU: a check of 2 guesses costs nearly 3 tokens
+    assert pace.idle_note() == "no drafts: checking 2 guesses costs 2.9x writing one token on this computer"
+    cheap = Pace(8)
+    _measured(cheap, single=0.05, base=0.045, per_token=0.0025)
+    assert cheap.idle_note() == "no drafts: no guess was likely enough to pay"
