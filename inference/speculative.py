@@ -104,9 +104,10 @@ class Pace:
     Nothing is drafted on a guess. What a batch costs differs 10x between machines (on a 2-core
     CPU a batch of 3 cost 2.9 one-token decodes; on a GPU it costs about one), so until a batch has
     been timed here, drafting is off. The first batch is a probe, taken only when the guesses look
-    good enough to pay on a fast machine and paid from a credit of PROBE_SHARE of a decode per plain
-    token (counted in tokens, not seconds, so a busy machine's noise cannot buy probes); when the line then says no, a new probe comes after REPROBE_AFTER plain tokens
-    at the earliest, paid the same way. So drafting costs at most PROBE_SHARE where it never pays.
+    good enough to pay on a fast machine and paid from a credit of PROBE_SHARE of a decode per
+    plain token (counted in tokens, not seconds, so a busy machine's noise cannot buy probes). When
+    the line then says no, a new probe comes after REPROBE_AFTER plain tokens at the earliest, paid
+    the same way. So drafting costs at most about PROBE_SHARE where it never pays.
     How often prompt-lookup guesses are right is learnt for free (Drafting.propose judges each
     guess it did not check against the tokens written next), so a quote that starts late in an
     answer is noticed without checking anything."""
