@@ -46,9 +46,22 @@ def _load_guard() -> ModuleType:
 guard = _load_guard()
 
 
+def _sweep_dead_runs() -> None:
+    """Remove the folders of runs that were killed before their sessionfinish (named by their pid)."""
+    import shutil
+
+    import psutil
+
+    for folder in Path(tempfile.gettempdir()).glob("folio-netguard-*-*"):
+        pid = folder.name.split("-")[2]
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 class _State:
     def __init__(self) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="folio-netguard-"))
+        _sweep_dead_runs()
+        self.folder = Path(tempfile.mkdtemp(prefix=f"folio-netguard-{os.getpid()}-"))
         self.offsets: dict[Path, int] = {}
         self.parent_seen = 0
         self.pending: list[str] = []  # found, not yet reported against a test
