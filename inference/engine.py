@@ -292,6 +292,7 @@ class LocalEngine:
             lambda: ttft.append(time.perf_counter()),
             grammar,
             prompt.n_prefix,
+            drafting=request.drafting,
         )
         generate_ms = (time.perf_counter() - t0) * 1000 - prefill_ms
         ttft_ms = (ttft[0] - t0) * 1000 if ttft else 0.0
@@ -306,7 +307,9 @@ class LocalEngine:
             ttft_ms,
             drafted_tokens=drafts.drafted,
             accepted_tokens=drafts.accepted,
-            draft_note=self._drafting.idle_note() if self._drafting is not None and not drafts.drafted else "",
+            draft_note=self._drafting.idle_note()
+            if self._drafting is not None and request.drafting and not drafts.drafted
+            else "",
         )
 
     def prompt_logits(self, request: GenerateRequest) -> Any:
@@ -579,6 +582,8 @@ class LocalEngine:
         first: Callable[[], None],
         grammar: str | None = None,
         n_stable: int = 0,
+        *,
+        drafting: bool = True,
     ) -> tuple[int, str, DraftCounts]:
         assert self.model is not None and self.ctx is not None and self.config is not None
         sampler = NativeSampler(
@@ -592,8 +597,9 @@ class LocalEngine:
             vocab=self.model.vocab,
             grammar=grammar,
         )
-        if self._drafting is not None:
-            self._drafting.begin(self._held, n_stable)
+        drafter = self._drafting if drafting else None
+        if drafter is not None:
+            drafter.begin(self._held, n_stable)
         writer = AnswerWriter(
             self.ctx,
             self.model,
@@ -602,7 +608,7 @@ class LocalEngine:
             self._cancelled,
             failed=lambda rc: self._after_failed_decode(rc, "answering"),
             lost=self._clear,
-            drafting=self._drafting,
+            drafting=drafter,
             rollback_limit=self._rollback_limit(self.config.draft_tokens),
         )
         try:

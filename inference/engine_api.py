@@ -87,6 +87,9 @@ class GenerateRequest:
     # Read the documents (the prefix) and stop there: no answer, the snapshot is what is wanted.
     # Ends with Finished(stop_reason 'read').
     read_only: bool = False
+    # False: write this answer token by token even where the engine drafts (a benchmark compares
+    # both ways on one engine, so nothing but drafting differs between them).
+    drafting: bool = True
 
     @property
     def prefix(self) -> list[PromptPart]:

@@ -390,3 +390,15 @@ def test_the_real_pace_drafts_nothing_until_it_has_timed_a_check(starter_gguf: P
         assert pace.probes == 1 and pace.fit.line(pace.single_s) is not None
     finally:
         engine.close()
+
+
+@pytest.mark.usefixtures("always_draft")
+def test_a_request_may_ask_for_no_drafts(starter_gguf: Path) -> None:
+    """What the benchmark compares on one engine: the same request written plainly drafts nothing
+    (and gives no reason: drafting was not asked for), and the answer is the same."""
+    request = _request(starter_gguf, "Quote clause 12.2 word for word.")
+    config = _config(starter_gguf, 8, rows_alone=True)
+    tokens, text, drafted = _answer(config, request)
+    plain_tokens, plain_text, plain = _answer(config, dataclasses.replace(request, drafting=False))
+    assert drafted.drafted_tokens > 0 and (plain.drafted_tokens, plain.draft_note) == (0, "")
+    assert (plain_tokens, plain_text) == (tokens, text)
