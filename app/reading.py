@@ -105,13 +105,13 @@ def reading_states(ctx: AppContext, doc_shas: list[str]) -> list[ReadState] | No
 
 
 def wait_for_reading(ctx: AppContext, document_ids: list[int], on_progress: Callable[[ReadState], None]) -> None:
-    """A question about one document that another Folio process is reading waits for that read
-    (and then starts from it) instead of reading the document a second time."""
+    """A question about documents another Folio process is reading (any of them) waits for those
+    reads, and then starts from what they kept, instead of reading the documents a second time."""
     model_sha = _local_model_sha(ctx)
-    if model_sha is None or len(document_ids) != 1:
-        return  # a selection of several documents is a different prefix: nothing to wait for
-    doc = ctx.library.get(document_ids[0])
-    Readings(ctx.paths).wait_for_other_reader(model_sha, doc.sha256, on_progress)
+    if model_sha is None:
+        return
+    shas = [ctx.library.get(doc_id).sha256 for doc_id in document_ids]
+    Readings(ctx.paths).wait_for_other_reader(model_sha, shas, on_progress)
 
 
 def on_battery() -> bool:

@@ -204,14 +204,32 @@ class Prepared:
 
 
 def note_saved(ctx: AppContext, plan: Prepared, event: StateSaved) -> None:
-    """Note a state the engine saved for a request about one document (several make another prefix)."""
-    if plan.sha256 is None or len(plan.documents.rows) != 1:
+    """Note a state the engine saved: the state that holds the request's first documents (all of them
+    after the prefix), or a checkpoint of a read of one document (one of several is another prefix)."""
+    rows = plan.documents.rows
+    if plan.sha256 is None or not rows:
         return
-    doc_sha = plan.documents.rows[0].sha256
+    readings = Readings(ctx.paths)
     if event.complete:
-        Readings(ctx.paths).note(plan.sha256, doc_sha, key=event.key, total=event.tokens, checkpoint="", kept=0)
-    else:
-        Readings(ctx.paths).note(plan.sha256, doc_sha, checkpoint=event.key, kept=event.tokens)
+        held = event.documents or (1 if len(rows) == 1 else 0)  # 0: a prefix that marks no documents
+        if 0 < held <= len(rows):
+            readings.note_documents(plan.sha256, [d.sha256 for d in rows[:held]], key=event.key, tokens=event.tokens)
+    elif len(rows) == 1:
+        readings.note(plan.sha256, rows[0].sha256, checkpoint=event.key, kept=event.tokens)
+
+
+def reading_order(ctx: AppContext, model_sha: str, document_ids: list[int]) -> list[int]:
+    """The order to put a new selection's documents in: those whose state was kept before first (the
+    longest state on disk that holds some of them, in its order), then the rest in the order they were
+    added to the library. Each document's text does not depend on the documents after it
+    (inference.prompt), so the engine starts from that state and reads only the rest; and a set of
+    documents always comes in the same order, whatever order it was selected in, so one reading of it
+    serves every later selection of the same documents."""
+    ids = list(dict.fromkeys(document_ids))
+    rows = {doc_id: ctx.library.get(doc_id) for doc_id in ids}
+    by_sha = {row.sha256: doc_id for doc_id, row in rows.items()}
+    first = [by_sha[sha] for sha in Readings(ctx.paths).read_first(model_sha, list(by_sha)) if sha in by_sha]
+    return first + sorted(doc_id for doc_id in ids if doc_id not in first)
 
 
 BuildMessages = Callable[[list[PromptDocument]], list[Message]]
@@ -363,16 +381,21 @@ class Session:
         think: bool,
         answer_tokens: int,
         pages: Mapping[int, Collection[int]] | None = None,
+        reuse_order: bool = False,
     ) -> Prepared:
         """Read the documents once (only `pages` of them, when given) and turn them into what the
         engine takes: rendered parts on a planned context (local), or the conversation itself (a
-        server applies its own template)."""
+        server applies its own template). With reuse_order (a new conversation: nothing refers to its
+        documents by number yet), a local model gets them in `reading_order`; `documents.rows` says
+        the order used."""
         served = self.served_label()
         if served is not None:
             documents = read_documents(ctx, document_ids, images=self.settings.server_images, pages=pages)
             messages = build(documents.prompt)
             return Prepared(None, [], 0, tuple(messages), False, served, None, False, documents)
         model = ctx.models.active(self.settings)
+        if reuse_order and len(document_ids) > 1:
+            document_ids = reading_order(ctx, model.sha256, document_ids)
         template = template_for(model.architecture, model.facts.chat_template)
         documents = read_documents(ctx, document_ids, images=model.mmproj_path is not None, pages=pages)
         rendered = render_prompt(template, build(documents.prompt), enable_thinking=think)
