@@ -56,7 +56,9 @@ def read_document(
     readings = Readings(ctx.paths)
     model_sha = plan.sha256
     readings.note(model_sha, doc.sha256, pid=os.getpid(), done=0, eta_s=0.0)
-    request = plan.request(sampling=Sampling(max_tokens=1), read_only=True)
+    # In the background, at most read_ahead_threads (0: as many as a question): the user keeps cores.
+    threads = settings.read_ahead_threads if background else 0
+    request = plan.request(sampling=Sampling(max_tokens=1), read_only=True, n_threads=threads)
     stats: GenerationStats | None = None
     last_note = 0.0
     reused = 0  # tokens restored from a checkpoint: part of what is read

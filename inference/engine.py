@@ -291,6 +291,25 @@ class LocalEngine:
 
     # -- generation ----------------------------------------------------------------------------------
     def generate(self, request: GenerateRequest, emit: Callable[[EngineEvent], None]) -> GenerationStats:
+        assert self.ctx is not None
+        own = self.ctx.params.n_threads
+        threads = min(request.n_threads, own) if request.n_threads > 0 else own
+        if threads == own:
+            return self._generate(request, emit)
+        self._set_threads(threads)  # fewer for this request only (a background read leaves cores free)
+        try:
+            return self._generate(request, emit)
+        finally:
+            self._set_threads(own)
+
+    def _set_threads(self, n_threads: int) -> None:
+        assert self.ctx is not None
+        self.ctx.set_threads(n_threads)
+        mtp = self._drafting.mtp if self._drafting is not None else None
+        if mtp is not None:
+            mtp.ctx.set_threads(n_threads)  # it reads along with the main context
+
+    def _generate(self, request: GenerateRequest, emit: Callable[[EngineEvent], None]) -> GenerationStats:
         assert self.model is not None and self.ctx is not None
         t0 = time.perf_counter()
         grammar = _grammar(request.json_schema)  # a bad answer format fails before the long prefill

@@ -87,6 +87,10 @@ class GenerateRequest:
     # Read the documents (the prefix) and stop there: no answer, the snapshot is what is wanted.
     # Ends with Finished(stop_reason 'read').
     read_only: bool = False
+    # The most threads this request may use (0 = the context's own). Set on the live context for the
+    # request only (llama_set_n_threads), so a background read can leave cores to the user without
+    # re-creating the context and dropping what it holds.
+    n_threads: int = 0
 
     @property
     def prefix(self) -> list[PromptPart]:

@@ -125,3 +125,56 @@ def test_a_cold_read_of_several_documents_keeps_the_state_where_each_ends(model:
     finally:
         alone.close()
     assert np.array_equal(got, _fresh_logits(model, only_a, **SMALL_CHUNKS))
+
+
+def test_a_new_conversation_puts_the_document_read_before_first(starter_home: Path, tmp_path: Path) -> None:
+    from app.chat import ChatEvent, ChatService, ChatStarted
+    from app.context import open_app
+    from app.engine.session import Session
+    from app.reading import read_document
+    from app.store.conversations import Conversations
+    from tests.e2e.test_read_cli import _long_contract
+
+    ctx = open_app()
+    try:
+        first_added = ctx.library.add(_long_contract(tmp_path / "supply.txt", 12)).document
+        read_before = ctx.library.add(_long_contract(tmp_path / "later.txt", 30)).document
+        session = Session.for_context(ctx)
+        read = read_document(ctx, session, read_before.id, lambda _p: None)
+        session.close()  # a new engine process: what was read comes from disk
+
+        events: list[ChatEvent] = []
+        answer = ChatService(ctx, session).ask(
+            [first_added.id, read_before.id], "When is order 7 delivered?", on_event=events.append
+        )
+        order = [read_before.id, first_added.id]
+        assert Conversations(ctx.db).get(answer.conversation_id).document_ids == order
+        assert next(e for e in events if isinstance(e, ChatStarted)).document_ids == tuple(order)
+        assert answer.cached_tokens == read.prompt_tokens  # the document read before was not read again
+
+        follow_up = ChatService(ctx, session).ask([], "And order 9?", conversation_id=answer.conversation_id)
+        assert answer.prompt_tokens is not None and follow_up.cached_tokens is not None
+        assert follow_up.cached_tokens > answer.prompt_tokens - 60  # same order, same documents' state
+        session.close()
+    finally:
+        ctx.close()
+
+
+def test_a_read_with_fewer_threads_keeps_the_state_a_question_continues_from(model: Path, tmp_path: Path) -> None:
+    """Read ahead at most read_ahead_threads: set on the live context for the read only."""
+    cache = tmp_path / "states"
+    question = _request(model, _documents("A"), "When is item 4 delivered?")
+    read = _request(model, _documents("A"), "?", read_only=True, n_threads=1)
+    engine = LocalEngine(_config(model, cache, **SMALL_CHUNKS), cancelled=lambda: False)  # 2 threads
+    try:
+        assert engine.ctx is not None and engine.ctx.n_threads == 2
+        seen: list[int] = []
+        engine.generate(read, lambda _e: seen.append(engine.ctx.n_threads if engine.ctx else 0))
+        assert seen and set(seen) == {1}  # the read ran on one thread...
+        assert engine.ctx.n_threads == 2  # ...and the context is back to its own for the question
+        engine.forget()  # the question starts from the state on disk
+        got = engine.prompt_logits(question)
+        assert engine.last_reuse[1] == "disk"
+    finally:
+        engine.close()
+    assert np.array_equal(got, _fresh_logits(model, question, **SMALL_CHUNKS))
