@@ -121,6 +121,7 @@ class LocalEngine:
         self._model_identity = ""
         self.last_reuse: tuple[int, str] = (0, "")
         self._tags: tuple[str, ...] = ()  # the running request's prefix_tags, for its snapshot record
+        self._document_tags: tuple[tuple[str, ...], ...] = ()  # and per document (GenerateRequest)
         self._checkpoints: list[str] = []  # checkpoints of the prefix being read: deleted when it is read
         try:
             self.configure(config)
@@ -313,7 +314,7 @@ class LocalEngine:
         assert self.model is not None and self.ctx is not None
         t0 = time.perf_counter()
         grammar = _grammar(request.json_schema)  # a bad answer format fails before the long prefill
-        self._tags = request.prefix_tags
+        self._tags, self._document_tags = request.prefix_tags, request.document_tags
         prompt = self.prompt(request.parts, request.prefix_parts)
         budget = self.n_ctx - prompt.cells
         if budget < MIN_ANSWER_TOKENS:
@@ -359,7 +360,7 @@ class LocalEngine:
 
     def prompt_logits(self, request: GenerateRequest) -> Any:
         """Read the prompt exactly as generate() does and return the next-token logits (for tests)."""
-        self._tags = request.prefix_tags
+        self._tags, self._document_tags = request.prefix_tags, request.document_tags
         self._read_prompt(self.prompt(request.parts, request.prefix_parts), lambda _e: None)
         assert self.ctx is not None
         return self.ctx.logits()
@@ -515,12 +516,17 @@ class LocalEngine:
         keep that state on disk, so a later selection starting with these documents starts there."""
         assert self.ctx is not None and self.store is not None
         key = self._keys_at(prompt, [at])[0][1]
-        if self.store.lookup(key) is None:
+        held = _ends_within(prompt, at)
+        # Checked cheaply (no checksum of a state of many GB): a damaged one is found when it is loaded.
+        if not self.store.has(key):
             ctx, keys = self.ctx, prompt.keys[:at]
-            if self.store.save(key, at, lambda tmp: ctx.save_file(str(tmp), keys), self._tags) is None:
+            tags = self._tags
+            if len(self._document_tags) >= held:
+                tags = tuple(dict.fromkeys(t for doc in self._document_tags[:held] for t in doc))
+            if self.store.save(key, at, lambda tmp: ctx.save_file(str(tmp), keys), tags) is None:
                 return
         self._drop_checkpoints()  # each is shorter than this state, which is committed now
-        emit(StateSaved(key, _cells_before(prompt.pieces, at), complete=True, documents=_ends_within(prompt, at)))
+        emit(StateSaved(key, _cells_before(prompt.pieces, at), complete=True, documents=held))
 
     def _checkpoint(self, prompt: Prompt, at: int, emit: Callable[[EngineEvent], None]) -> None:
         """Write the context (which holds the prefix up to `at`, a chunk end) as a checkpoint."""

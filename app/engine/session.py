@@ -85,6 +85,7 @@ class Documents:
     prompt: list[PromptDocument]
     images_left_out: int  # scanned pages and keyframes the model will not see
     attachments: list[DocumentRow] = field(default_factory=list)  # the e-mails' attachments read along
+    attached: list[list[str]] = field(default_factory=list)  # per row: its attachments' sha256s
 
     @property
     def ids(self) -> list[int]:
@@ -95,6 +96,13 @@ class Documents:
         """The sha256s of every document read (an e-mail's attachments too): stored with a snapshot
         so a purge finds it."""
         return tuple(dict.fromkeys(d.sha256 for d in [*self.rows, *self.attachments]))
+
+    @property
+    def document_tags(self) -> tuple[tuple[str, ...], ...]:
+        """The same, per document in prompt order (an e-mail with its attachments)."""
+        if len(self.attached) != len(self.rows):
+            return ()
+        return tuple((row.sha256, *parts) for row, parts in zip(self.rows, self.attached, strict=True))
 
 
 def read_documents(
@@ -111,16 +119,19 @@ def read_documents(
     rows = [library.get(doc_id) for doc_id in document_ids]
     documents: list[PromptDocument] = []
     attachments: list[DocumentRow] = []
+    attached: list[list[str]] = []
     left_out = 0
     for index, doc in enumerate(rows, start=1):
         keep = pages.get(doc.id) if pages is not None else None
         blocks, missed = _source_blocks(ctx, doc, images=images, keep=keep)
+        attached.append([])
         left_out += missed
         for attachment in library.attachments(doc.id):
             if attachment.document_id is None or (pages is not None and attachment.document_id not in pages):
                 continue
             part = library.get(attachment.document_id)
             attachments.append(part)
+            attached[-1].append(part.sha256)
             part_keep = pages.get(part.id) if pages is not None else None
             part_blocks, missed = _source_blocks(
                 ctx, part, images=images, attachment=attachment.position, keep=part_keep
@@ -128,7 +139,7 @@ def read_documents(
             blocks += part_blocks
             left_out += missed
         documents.append(PromptDocument(index=index, title=doc.title, blocks=blocks))
-    return Documents(rows, documents, left_out, attachments)
+    return Documents(rows, documents, left_out, attachments, attached)
 
 
 def _source_blocks(
@@ -192,6 +203,7 @@ class Prepared:
     sha256: str | None
     demo: bool
     documents: Documents
+    pages_only: bool = False  # only some pages of the documents: not what a question about them reads
 
     def request(self, **fields: object) -> GenerateRequest:
         return GenerateRequest(
@@ -199,6 +211,7 @@ class Prepared:
             prefix_parts=self.prefix_parts,
             messages=self.messages,
             prefix_tags=self.documents.tags,
+            document_tags=self.documents.document_tags,
             **fields,  # type: ignore[arg-type]
         )
 
@@ -207,7 +220,7 @@ def note_saved(ctx: AppContext, plan: Prepared, event: StateSaved) -> None:
     """Note a state the engine saved: the state that holds the request's first documents (all of them
     after the prefix), or a checkpoint of a read of one document (one of several is another prefix)."""
     rows = plan.documents.rows
-    if plan.sha256 is None or not rows:
+    if plan.sha256 is None or not rows or plan.pages_only:
         return
     readings = Readings(ctx.paths)
     if event.complete:
@@ -410,6 +423,7 @@ class Session:
             sha256=model.sha256,
             demo=model.is_starter,
             documents=documents,
+            pages_only=pages is not None,
         )
 
     def images_left_out_line(self, documents: Documents) -> str | None:

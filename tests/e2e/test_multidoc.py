@@ -100,7 +100,8 @@ def test_a_question_on_a_and_b_after_a_reads_only_b_and_equals_a_cold_read(model
 
 def test_a_cold_read_of_several_documents_keeps_the_state_where_each_ends(model: Path, tmp_path: Path) -> None:
     cache = tmp_path / "states"
-    both = _request(model, _documents("A", "B"), "?", read_only=True)
+    tags = {"prefix_tags": ("sha-a", "sha-b"), "document_tags": (("sha-a",), ("sha-b",))}
+    both = _request(model, _documents("A", "B"), "?", read_only=True, **tags)
     only_a = _request(model, _documents("A"), "When is item 2 delivered?")
 
     engine = LocalEngine(_config(model, cache, **SMALL_CHUNKS), cancelled=lambda: False)
@@ -113,9 +114,11 @@ def test_a_cold_read_of_several_documents_keeps_the_state_where_each_ends(model:
         engine.close()
     saved = [(e.tokens, e.documents) for e in events if isinstance(e, StateSaved)]
     assert saved == [(n_a, 1), (n_ab, 2)]
-    records = _records(cache)
-    assert sorted(int(r["tokens"]) for r in records) == [n_a, n_ab]  # type: ignore[call-overload]
+    records = sorted(_records(cache), key=lambda r: int(r["tokens"]))  # type: ignore[call-overload]
+    assert [int(r["tokens"]) for r in records] == [n_a, n_ab]  # type: ignore[call-overload]
     assert not any(r.get("checkpoint") for r in records)
+    # A purge of B deletes what holds B, not the state of A alone.
+    assert [r["tags"] for r in records] == [["sha-a"], ["sha-a", "sha-b"]]
 
     # A question about A alone starts from the state kept inside the reading of {A, B}.
     alone = LocalEngine(_config(model, cache, **SMALL_CHUNKS), cancelled=lambda: False)
