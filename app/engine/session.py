@@ -73,6 +73,7 @@ _REUSED_FROM = {
     "context": "still in the model's context",
     "memory": "snapshot in memory",
     "disk": "snapshot on disk",
+    "documents": "the documents read before, from disk",
     "checkpoint": "continuing an unfinished reading",
 }
 
