@@ -7,11 +7,14 @@ GGUF header again), so clearing them never loses the user's work.
 A reading record is kept per (model, document) by a read (app.reading): the snapshot and checkpoint
 the engine reported saving (`StateSaved`), and while the read runs the reading process's id and its
 progress. The state shown is checked each time it is shown: "ready" only while the snapshot's file
-is there, "reading" only while that process is alive and reporting.
+is there, "reading" only while that process is alive and reporting. A question about several
+documents keeps the state where each of them ends; a record per (model, documents in that order)
+says which documents that state holds, so a later selection can put them first (`read_first`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -107,6 +110,21 @@ def _minutes(seconds: float) -> str:
     return f"{round(seconds / 60)} min"
 
 
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _int(value: object) -> int:
+    try:
+        return int(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return 0
+
+
 def _alive(pid: int) -> bool:
     import psutil
 
@@ -140,6 +158,50 @@ class Readings:
         if self.folder.is_dir():
             for path in self.folder.glob(f"*-{doc_sha[:16]}.json"):
                 path.unlink(missing_ok=True)
+            for path in self.folder.glob("*-set-*.json"):
+                if doc_sha in _load(path).get("documents", []):
+                    path.unlink(missing_ok=True)
+
+    def _set_file(self, model_sha: str, doc_shas: list[str]) -> Path:
+        digest = hashlib.sha256("\n".join(doc_shas).encode()).hexdigest()[:16]
+        return self.folder / f"{model_sha[:16]}-set-{digest}.json"
+
+    def note_documents(self, model_sha: str, doc_shas: list[str], *, key: str, tokens: int) -> None:
+        """The engine kept the state that holds these documents, in this order and nothing after them
+        (the first of a selection's documents, or all of them)."""
+        if len(doc_shas) == 1:  # the state a question about that document alone starts from
+            self.note(model_sha, doc_shas[0], key=key, total=tokens, checkpoint="", kept=0)
+            return
+        private_dir(self.folder)
+        record = {"model": model_sha, "documents": doc_shas, "key": key, "total": tokens, "updated": time.time()}
+        atomic_write_bytes(self._set_file(model_sha, doc_shas), json.dumps(record).encode())
+
+    def read_first(self, model_sha: str, doc_shas: list[str]) -> list[str]:
+        """The documents of a selection to put first, in their order, so that its reading starts from
+        the longest state on disk (a document or several read before, or a document's checkpoint);
+        [] when nothing of them was read with this model."""
+        best: tuple[int, list[str]] = (0, [])
+        wanted = set(doc_shas)
+        for sha in doc_shas:
+            rec = self.record(model_sha, sha)
+            for key_field, size_field in (("key", "total"), ("checkpoint", "kept")):
+                size = _int(rec.get(size_field))
+                if size > best[0] and rec.get(key_field) and self.store.has(str(rec[key_field])):
+                    best = (size, [sha])
+        if self.folder.is_dir():
+            for path in sorted(self.folder.glob(f"{model_sha[:16]}-set-*.json")):
+                rec = _load(path)
+                docs, size = rec.get("documents"), _int(rec.get("total"))
+                if (
+                    rec.get("model") == model_sha
+                    and isinstance(docs, list)
+                    and len(set(docs)) == len(docs) > 0
+                    and set(docs) <= wanted
+                    and size > best[0]
+                    and self.store.has(str(rec.get("key")))
+                ):
+                    best = (size, [str(d) for d in docs])
+        return best[1]
 
     def state(self, model_sha: str, doc_sha: str) -> ReadState:
         rec = self.record(model_sha, doc_sha)
@@ -154,10 +216,14 @@ class Readings:
         return ReadState("unread", 0, total)
 
     def wait_for_other_reader(
-        self, model_sha: str, doc_sha: str, on_progress: Callable[[ReadState], None], poll_s: float = 1.0
+        self, model_sha: str, doc_shas: list[str], on_progress: Callable[[ReadState], None], poll_s: float = 1.0
     ) -> None:
-        """Return once no other process is reading this document with this model (it finished, was
-        stopped or died): a question then starts from what it read instead of reading it twice."""
-        while (state := self.state(model_sha, doc_sha)).kind == "reading":
-            on_progress(state)
+        """Return once no other process is reading any of these documents with this model (each read
+        finished, was stopped or died): a question then starts from what was read instead of reading
+        it twice."""
+        while True:
+            reading = [state for sha in doc_shas if (state := self.state(model_sha, sha)).kind == "reading"]
+            if not reading:
+                return
+            on_progress(reading[0])
             time.sleep(poll_s)

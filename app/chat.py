@@ -27,6 +27,9 @@ class ChatStarted:
     assistant_message_id: int
     model_label: str
     demo_model: bool
+    # The documents in the order the conversation keeps them (a new one's are put in reading order:
+    # app.engine.session.reading_order); D1, D2 in its citations count in this order.
+    document_ids: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,9 @@ class ChatService:
         history = self._history(conversation_id) if conversation_id is not None else []
         answer_tokens = max_tokens or self.ctx.settings.max_answer_tokens
         build = question_messages(history, question)
-        plan = self.session.prepare(self.ctx, document_ids, build, think=think, answer_tokens=answer_tokens)
+        plan = self.session.prepare(
+            self.ctx, document_ids, build, think=think, answer_tokens=answer_tokens, reuse_order=conversation_id is None
+        )
         if plan.config is None:
             emit(Progress(f"connected to {plan.label}"))
         left_out = self.session.images_left_out_line(plan.documents)
@@ -115,7 +120,16 @@ class ChatService:
         exchange = self.begin(
             plan.documents, question, conversation_id=conversation_id, label=plan.label, sha256=plan.sha256, think=think
         )
-        emit(ChatStarted(exchange.conversation_id, exchange.user_id, exchange.answer_id, plan.label, plan.demo))
+        emit(
+            ChatStarted(
+                exchange.conversation_id,
+                exchange.user_id,
+                exchange.answer_id,
+                plan.label,
+                plan.demo,
+                tuple(plan.documents.ids),
+            )
+        )
         answer_id = exchange.answer_id
         splitter = ThinkingSplitter(in_thinking=plan.starts_in_thinking)
         sampling = Sampling.recommended(thinking=think, max_tokens=answer_tokens)

@@ -56,7 +56,9 @@ def read_document(
     readings = Readings(ctx.paths)
     model_sha = plan.sha256
     readings.note(model_sha, doc.sha256, pid=os.getpid(), done=0, eta_s=0.0)
-    request = plan.request(sampling=Sampling(max_tokens=1), read_only=True)
+    # In the background, at most read_ahead_threads (0: as many as a question): the user keeps cores.
+    threads = settings.read_ahead_threads if background else 0
+    request = plan.request(sampling=Sampling(max_tokens=1), read_only=True, n_threads=threads)
     stats: GenerationStats | None = None
     last_note = 0.0
     reused = 0  # tokens restored from a checkpoint: part of what is read
@@ -105,13 +107,13 @@ def reading_states(ctx: AppContext, doc_shas: list[str]) -> list[ReadState] | No
 
 
 def wait_for_reading(ctx: AppContext, document_ids: list[int], on_progress: Callable[[ReadState], None]) -> None:
-    """A question about one document that another Folio process is reading waits for that read
-    (and then starts from it) instead of reading the document a second time."""
+    """A question about documents another Folio process is reading (any of them) waits for those
+    reads, and then starts from what they kept, instead of reading the documents a second time."""
     model_sha = _local_model_sha(ctx)
-    if model_sha is None or len(document_ids) != 1:
-        return  # a selection of several documents is a different prefix: nothing to wait for
-    doc = ctx.library.get(document_ids[0])
-    Readings(ctx.paths).wait_for_other_reader(model_sha, doc.sha256, on_progress)
+    if model_sha is None:
+        return
+    shas = [ctx.library.get(doc_id).sha256 for doc_id in document_ids]
+    Readings(ctx.paths).wait_for_other_reader(model_sha, shas, on_progress)
 
 
 def on_battery() -> bool:

@@ -62,6 +62,7 @@ class Settings:
     draft_tokens: int = 8  # the most drafted tokens checked per step (fewer when they do not pay)
     read_ahead: bool = True  # read new documents into the local model in the background (never for a server)
     read_ahead_on_battery: bool = False  # also while the computer runs on battery
+    read_ahead_threads: int = 0  # the most threads a background read uses; 0 = as many as questions
     server_url: str = ""  # OpenAI-compatible model server on the user's LAN; "" = off, no sockets
     server_model: str = ""  # the served model's name; "" = the first one the server lists
     server_timeout_s: int = 600  # longest silence accepted from the server (it reads long prompts)
@@ -73,8 +74,13 @@ class Settings:
     def validate(self) -> None:
         if self.kv_cache_type not in KV_TYPES:
             raise FolioError(f"settings: kv_cache_type must be one of {', '.join(KV_TYPES)}")
-        if self.context_cap < 0 or self.threads < 0 or self.max_answer_tokens <= 0 or self.state_cache_gb < 0:
-            raise FolioError("settings: context_cap, threads and state_cache_gb must be >= 0, max_answer_tokens > 0")
+        if min(self.context_cap, self.threads, self.read_ahead_threads, self.state_cache_gb) < 0 or (
+            self.max_answer_tokens <= 0
+        ):
+            raise FolioError(
+                "settings: context_cap, threads, read_ahead_threads and state_cache_gb must be >= 0, "
+                "max_answer_tokens > 0"
+            )
         if self.server_url.strip() and not self.server_url.strip().startswith(("http://", "https://")):
             raise FolioError("settings: server_url must start with http:// or https://")
         if not 1 <= self.draft_tokens <= MAX_DRAFT_TOKENS:

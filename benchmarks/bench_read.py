@@ -15,8 +15,14 @@ temporary FOLIO_HOME, a Session, ReadAhead.run on a thread of its own, ChatServi
 in the other, asked cold (the model loaded, nothing read). Time to first token of that first question
 (goal >= 50x) and the background read's tokens/s against the cold question's reading (goal >= 0.9x).
 
+With --several, a subsection of the read-ahead section: a question about {B, A} after A was read
+(as `folio read` or read-ahead leaves it; Folio then started again, the model loaded) against the same
+question cold, through the app (ChatService on a fresh FOLIO_HOME each): first words and tokens read.
+A is about 3/4 of --tokens, B the rest.
+
 Run: .venv/bin/python benchmarks/bench_read.py [--tokens 16384] [--every 2] [--seed 7]
      nice .venv/bin/python benchmarks/bench_read.py --read-ahead --threads 1 [--models starter,eval]
+     nice .venv/bin/python benchmarks/bench_read.py --several --threads 1
 """
 
 from __future__ import annotations
@@ -41,9 +47,9 @@ from app.context import AppContext, open_app  # noqa: E402
 from app.engine.session import Progress, Session  # noqa: E402
 from app.models.registry import assemble_starter  # noqa: E402
 from app.paths import Paths  # noqa: E402
-from app.reading import ReadAhead, ReadAheadStatus, reading_states  # noqa: E402
+from app.reading import ReadAhead, ReadAheadStatus, read_document, reading_states  # noqa: E402
 from benchmarks.bench_engine import Workload  # noqa: E402
-from benchmarks.results import write_section  # noqa: E402
+from benchmarks.results import write_section, write_subsection  # noqa: E402
 from inference.engine import LocalEngine  # noqa: E402
 from inference.engine_api import EngineConfig, GenerateRequest  # noqa: E402
 from inference.engine_process import EngineProcess  # noqa: E402
@@ -185,8 +191,9 @@ class FirstQuestion:
     reused_from: str  # where the documents' state came from ('' when read now)
 
 
-def write_document_pdf(path: Path, model: Path, tokens: int) -> Path:
-    """bench_engine's workload, about `tokens` tokens as that model reads it, one page a PDF page."""
+def write_document_pdf(path: Path, model: Path, tokens: int, heading: str = "") -> Path:
+    """bench_engine's workload, about `tokens` tokens as that model reads it, one page a PDF page (the
+    heading, when given, opens the first page: two documents of the same size differ)."""
     import pymupdf
 
     facts = read_facts(model)
@@ -196,9 +203,10 @@ def write_document_pdf(path: Path, model: Path, tokens: int) -> Path:
     finally:
         probe.close()
     pdf = pymupdf.open()
-    for block in w.docs[0].blocks:
+    for n, block in enumerate(w.docs[0].blocks):
         page = pdf.new_page(width=595, height=842)
-        page.insert_textbox(pymupdf.Rect(60, 60, 535, 800), block.text, fontsize=9)
+        text = f"{heading}\n\n{block.text}" if heading and n == 0 else block.text
+        page.insert_textbox(pymupdf.Rect(60, 60, 535, 800), text, fontsize=9)
     pdf.save(path)
     pdf.close()
     return path
@@ -225,8 +233,9 @@ def open_home(root: Path, shared_models: Path, model: str, threads: int, read_ah
     return ctx
 
 
-def ask_first(ctx: AppContext, session: Session, document_id: int) -> FirstQuestion:
-    """The first question about the document, timed as the window sees it."""
+def ask_first(ctx: AppContext, session: Session, document_id: int | list[int]) -> FirstQuestion:
+    """The first question about the document (or the documents, selected in this order), timed as the
+    window sees it."""
     seen: list[Seen] = []
     first_words: list[float] = []
     stats: list[GenerationStats] = []
@@ -244,17 +253,19 @@ def ask_first(ctx: AppContext, session: Session, document_id: int) -> FirstQuest
             reused[0] = event.text
 
     started = time.perf_counter()
-    answer = ChatService(ctx, session).ask([document_id], QUESTION, on_event=on_event)
+    ids = document_id if isinstance(document_id, list) else [document_id]
+    answer = ChatService(ctx, session).ask(ids, QUESTION, on_event=on_event)
     if answer.status != "complete" or not first_words or not stats:
         raise RuntimeError(f"the first question did not complete ({answer.status}: {answer.error})")
     return FirstQuestion(first_words[0] - started, stats[0], seen, reused[0])
 
 
-def load_model(ctx: AppContext, session: Session, document_id: int) -> float:
-    """Load the model as the question about the document will plan it; its seconds. The model is then
+def load_model(ctx: AppContext, session: Session, document_id: int | list[int]) -> float:
+    """Load the model as the question about the document(s) will plan it; its seconds. The model is then
     loaded on both sides of a comparison, as it is after the first question of the day."""
+    ids = document_id if isinstance(document_id, list) else [document_id]
     plan = session.prepare(
-        ctx, [document_id], question_messages([], QUESTION), think=False, answer_tokens=ctx.settings.max_answer_tokens
+        ctx, ids, question_messages([], QUESTION), think=False, answer_tokens=ctx.settings.max_answer_tokens
     )
     started = time.perf_counter()
     with session.turn():
@@ -421,6 +432,93 @@ def bench_read_ahead(args: argparse.Namespace, models: list[str]) -> list[str]:
     ]
 
 
+SEVERAL_HEADING = "### Several documents: {B, A} after A was read (benchmarks/bench_read.py --several)"
+
+
+@dataclass(frozen=True)
+class SeveralRun:
+    question: FirstQuestion
+    read_s: float  # reading A beforehand (not counted in the question's time)
+    load_s: float  # loading the model before the question (not counted)
+    order: list[str]  # the documents' titles in the order the conversation keeps them
+
+
+def ask_several(root: Path, shared: Path, pdfs: list[Path], threads: int, *, read_first: bool) -> SeveralRun:
+    """Add A and B to a fresh home; with read_first, read A (as `folio read A` does) and start Folio
+    again; load the model, then ask about B and A, selected in that order."""
+    ctx = open_home(root, shared, "starter", threads, read_ahead=False)
+    session = Session.for_context(ctx)
+    try:
+        a, b = (ctx.library.add(pdf).document for pdf in pdfs)
+        read_s = 0.0
+        if read_first:
+            started = time.perf_counter()
+            read_document(ctx, session, a.id, lambda _p: None)
+            read_s = time.perf_counter() - started
+            session.close()
+            ctx.close()
+            ctx = open_app(ctx.paths)  # Folio started again: what was read comes from disk
+            session = Session.for_context(ctx)
+        load_s = load_model(ctx, session, [b.id, a.id])
+        question = ask_first(ctx, session, [b.id, a.id])
+        from app.store.conversations import Conversations
+
+        conversations = Conversations(ctx.db)
+        ids = conversations.get(conversations.all()[0].id).document_ids
+        titles = {a.id: "A", b.id: "B"}
+        return SeveralRun(question, read_s, load_s, [titles[i] for i in ids])
+    finally:
+        session.close()
+        ctx.close()
+
+
+def bench_several(args: argparse.Namespace) -> list[str]:
+    load_start = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="folio-bench-several-") as tmp:
+        work = Path(tmp)
+        shared = work / "models"
+        starter = assemble_starter(shared)
+        a_tokens = args.tokens * 3 // 4
+        pdfs = [
+            write_document_pdf(work / "a.pdf", starter, a_tokens, "SUPPLY AGREEMENT A"),
+            write_document_pdf(work / "b.pdf", starter, args.tokens - a_tokens, "SUPPLY AGREEMENT B"),
+        ]
+        print("[several] reading A, then asking about {B, A}", flush=True)
+        warm = ask_several(work / "warm", shared, pdfs, args.threads, read_first=True)
+        print("[several] asking about {B, A} cold", flush=True)
+        cold = ask_several(work / "cold", shared, pdfs, args.threads, read_first=False)
+    load_end = os.getloadavg()
+    w, c = warm.question, cold.question
+    if c.stats.cached_tokens or w.stats.prompt_tokens != c.stats.prompt_tokens:
+        raise RuntimeError(f"unexpected prompts: cold reused {c.stats.cached_tokens:,} tokens")
+    read_w, read_c = w.stats.prompt_tokens - w.stats.cached_tokens, c.stats.prompt_tokens
+    return [
+        SEVERAL_HEADING,
+        "",
+        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} CPUs shared with other "
+        f"work, run with nice. Starter Gemma 3 270M Q4_K_M, {args.threads} llama.cpp thread(s). Load average (1, 5, "
+        f"15 min) at the start {', '.join(f'{x:.2f}' for x in load_start)}, at the end "
+        f"{', '.join(f'{x:.2f}' for x in load_end)}.",
+        "",
+        "Through the app: two PDFs of bench_engine's clauses, A and B, added to a fresh FOLIO_HOME; A read alone "
+        f"(as `folio read A` or read-ahead does: {warm.read_s:.0f} s, not counted), Folio started again (a new "
+        "engine process: A's state comes from disk) and the model loaded (not counted), then a question about B "
+        "and A, selected in that order, in a new conversation. Cold (baseline): the same two PDFs in another "
+        "fresh home, the model loaded, the same question. *First words*: ask() called to the first answer text.",
+        "",
+        "| question | tokens in the prompt | tokens read | first words | speed-up | documents' order kept |",
+        "|---|---:|---:|---:|---:|---|",
+        f"| {{B, A}} cold (baseline) | {c.stats.prompt_tokens:,} | {read_c:,} | {c.ttft_s:.1f} s | 1.00x | "
+        f"{', '.join(cold.order)} |",
+        f"| {{B, A}} after A was read | {w.stats.prompt_tokens:,} | {read_w:,} | {w.ttft_s:.1f} s | "
+        f"{c.ttft_s / w.ttft_s:.1f}x | {', '.join(warm.order)} |",
+        "",
+        f"After A was read, A goes first ({w.reused_from or 'no reuse reported'}) and only B and the question are "
+        f"read: {read_w / read_c:.0%} of the tokens of the cold question. Model loads (not counted): "
+        f"{warm.load_s:.1f} s and {cold.load_s:.1f} s.",
+    ]
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=16384, help="document size in tokens")
@@ -434,6 +532,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--read-ahead", action="store_true", help="only the read-ahead section: first question and reading speed"
     )
     parser.add_argument("--models", default="starter", help=f"read-ahead rows, of {','.join(MODELS)}")
+    parser.add_argument(
+        "--several", action="store_true", help="only the several-documents subsection: {B, A} after A, against cold"
+    )
     args = parser.parse_args(argv)
     args.models = args.models.split(",")
     if not set(args.models) <= set(MODELS):
@@ -443,11 +544,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main() -> int:
     args = parse_args()
+    if args.several:
+        lines = bench_several(args)
+        print("\n".join(lines))
+        if not args.no_write:
+            write_subsection(READ_AHEAD_HEADING, SEVERAL_HEADING, lines)
+        return 0
     if args.read_ahead:
         lines = bench_read_ahead(args, args.models)
         print("\n".join(lines))
         if not args.no_write:
-            write_section(READ_AHEAD_HEADING, lines)
+            write_section(READ_AHEAD_HEADING, lines, keep_subsections=True)
         return 0
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="folio-bench-read-") as tmp:

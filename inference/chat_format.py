@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +28,10 @@ class Message:
     content: str
     thinking: str = ""
     images: tuple[str, ...] = ()  # image files; image i goes where image_slot(i) stands in content
+    # Offsets in content where a document ends (the system message of a question): the text is cut
+    # there into parts tokenized apart, so the tokens up to each end do not depend on what follows
+    # and the state there can be kept and reused by a selection that starts with the same documents.
+    ends: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,7 @@ class PromptPart:
     text: str
     special: bool  # True: template markup (special tokens parsed); False: untrusted content
     image: str | None = None  # an image file (PNG/JPEG) fed through the vision projector; text is ''
+    ends_document: bool = False  # a document ends with this part (Message.ends): a state worth keeping
 
 
 def image_slot(index: int) -> str:
@@ -43,25 +48,41 @@ def image_slot(index: int) -> str:
 
 
 def content_parts(message: Message) -> list[PromptPart]:
-    """A message's content as untrusted text parts and image parts, in reading order."""
-    if not message.images:
-        return [PromptPart(message.content, special=False)] if message.content else []
+    """A message's content as untrusted text parts and image parts, in reading order; the part that
+    closes each of `Message.ends` says so (`ends_document`)."""
+    content = message.content
+    cuts = sorted({end for end in message.ends if 0 < end <= len(content)})
+    if not message.images and not cuts:
+        return [PromptPart(content, special=False)] if content else []
     parts: list[PromptPart] = []
-    position = 0
     used: list[int] = []
-    for match in _IMAGE_SLOT_RE.finditer(message.content):
-        if match.start() > position:
-            parts.append(PromptPart(message.content[position : match.start()], special=False))
-        index = int(match.group(1))
-        if index >= len(message.images):
-            raise EngineError("an image of the prompt is missing; cannot build a prompt")
-        used.append(index)
-        parts.append(PromptPart("", special=False, image=message.images[index]))
-        position = match.end()
-    if position < len(message.content):
-        parts.append(PromptPart(message.content[position:], special=False))
+    start = 0
+    for stop in [*cuts, len(content)]:
+        span = _span_parts(content[start:stop], message.images, used)
+        if stop in cuts and span:
+            span[-1] = replace(span[-1], ends_document=True)
+        parts += span
+        start = stop
     if sorted(used) != list(range(len(message.images))):
         raise EngineError("the images of the prompt do not match their places in the text; cannot build a prompt")
+    return parts
+
+
+def _span_parts(text: str, images: tuple[str, ...], used: list[int]) -> list[PromptPart]:
+    """Text and image parts of one stretch of content (image slots never straddle a document end)."""
+    parts: list[PromptPart] = []
+    position = 0
+    for match in _IMAGE_SLOT_RE.finditer(text):
+        if match.start() > position:
+            parts.append(PromptPart(text[position : match.start()], special=False))
+        index = int(match.group(1))
+        if index >= len(images):
+            raise EngineError("an image of the prompt is missing; cannot build a prompt")
+        used.append(index)
+        parts.append(PromptPart("", special=False, image=images[index]))
+        position = match.end()
+    if position < len(text):
+        parts.append(PromptPart(text[position:], special=False))
     return parts
 
 

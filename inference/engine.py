@@ -4,16 +4,21 @@ It runs inside the engine process (inference.engine_process); nothing else touch
 
 What the context holds is tracked token by token (`_held`), together with where llama.cpp's
 micro-batches ended while reading it (`_cuts`). A prompt is always read in the same micro-batches:
-from 0 up to the end of the prefix (instructions + documents), then from there to the end. So a
-state that stops at a cut both readings share is bit-identical to a fresh reading, and only the
-tokens after it are evaluated. In order of preference:
+from 0 up to the end of the first document, from there to the end of the next, and so on to the end
+of the prefix (instructions + documents), then from there to the end. Each document is tokenized
+apart (inference.prompt marks where each ends), so the tokens and micro-batches up to the end of a
+document do not depend on the documents after it. So a state that stops at a cut both readings
+share is bit-identical to a fresh reading, and only the tokens after it are evaluated. In order of
+preference:
 - attention-only memory (plain transformers): keep the longest shared part, drop the rest;
 - recurrent state (hybrid qwen35, Mamba...) cannot be rolled back: if the context holds exactly a
   shared part, continue after it; otherwise restore the recurrent part of the state copied to
   memory right after the prefix (tens of MB) and trim the attention KV cache back to the prefix;
 - a snapshot file of the prefix, written when it was first read, loaded by llama.cpp itself;
-- a checkpoint file of part of the prefix, written during an earlier read that did not finish
-  (quit, crash, kill -9, cancel): the read continues after the longest one that checks out.
+- a state file of part of the prefix, the longest that checks out: where one of its first documents
+  ends (written when a selection starting with those documents was read: a question about {A, B}
+  after A was read reads only B), or a checkpoint written during an earlier read that did not finish
+  (quit, crash, kill -9, cancel); the read continues after it.
 Checkpoints are written at chunk ends of the prefix, every `checkpoint_s` seconds of reading (and
 never more often than 20 times the last save took, so saving costs at most ~5% of the reading),
 and on cancel; the chunk ends of a fresh read are the same, so a resumed read is bit-identical.
@@ -30,6 +35,7 @@ its last batch, which also changes where llama.cpp ends micro-batches (`_keep_ta
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import time
@@ -47,9 +53,18 @@ from inference.errors import ContextOverflow, EngineError
 from inference.events import EngineEvent, Finished, GenerationStats, PrefillProgress, PrefixReused, StateSaved
 from inference.llama_native import ContextParams, NativeContext, NativeModel, NativeSampler, lib
 from inference.speculative import AnswerWriter, DraftCounts, Drafting
-from inference.state_cache import StateStore, prefix_keys, state_key
+from inference.state_cache import StateStore, prefix_keys
 from inference.tokens import common_prefix
-from inference.vision import ImagePiece, Piece, Vision, VisionEvalError, estimate_image_tokens, has_images, prepare
+from inference.vision import (
+    ImagePiece,
+    Piece,
+    PreparedPrompt,
+    Vision,
+    VisionEvalError,
+    estimate_image_tokens,
+    has_images,
+    prepare,
+)
 
 __all__ = ["EngineConfig", "GenerateRequest", "LocalEngine", "Sampling", "run_generation"]
 
@@ -75,6 +90,16 @@ class Prompt:
     prefix_cells: int  # KV cells the prefix fills (an M-RoPE image fills more cells than positions)
     cells: int
     prefix_has_images: bool
+    ends: tuple[int, ...] = ()  # positions where a document ends inside the prefix (its last is n_prefix)
+
+    @property
+    def stops(self) -> list[int]:
+        """Positions no reading chunk straddles: each document's end and the end of the prefix. The
+        state at each is kept, and a reading of a prompt that shares the text up to one splits it into
+        the same micro-batches up to there, so that state is bit-identical to a fresh reading's."""
+        if not self.n_prefix:
+            return []
+        return sorted({end for end in self.ends if 0 < end < self.n_prefix} | {self.n_prefix})
 
 
 class LocalEngine:
@@ -91,11 +116,12 @@ class LocalEngine:
         self._cuts: list[int] = []  # where micro-batches ended while reading what `_held` holds
         self._snapshot: _RecurrentSnapshot | None = None
         self._drafting: Drafting | None = None
-        self._prefix_memo: OrderedDict[str, list[Piece]] = OrderedDict()
+        self._prefix_memo: OrderedDict[str, PreparedPrompt] = OrderedDict()
         self.vision: Vision | None = None
         self._model_identity = ""
         self.last_reuse: tuple[int, str] = (0, "")
         self._tags: tuple[str, ...] = ()  # the running request's prefix_tags, for its snapshot record
+        self._document_tags: tuple[tuple[str, ...], ...] = ()  # and per document (GenerateRequest)
         self._checkpoints: list[str] = []  # checkpoints of the prefix being read: deleted when it is read
         try:
             self.configure(config)
@@ -223,11 +249,13 @@ class LocalEngine:
         assert self.model is not None
         prefix, suffix = parts[:prefix_parts], parts[prefix_parts:]
         memo_key = _parts_digest(prefix)
-        head = self._prefix_memo.get(memo_key)
-        if head is None:
-            head = prepare(prefix, _encoder(self.model, True), self.vision).pieces
-            self.adopt_prefix(memo_key, head)
-        self._prefix_memo.move_to_end(memo_key)
+        prepared = self._prefix_memo.get(memo_key)
+        if prepared is None:
+            prepared = prepare(prefix, _encoder(self.model, True), self.vision)
+            self.adopt_prefix(memo_key, prepared.pieces, prepared.ends)
+        else:
+            self._prefix_memo.move_to_end(memo_key)
+        head = prepared.pieces
         tail = prepare(suffix, _encoder(self.model, not prefix), self.vision).pieces
         head_keys = _keys(head)
         return Prompt(
@@ -237,12 +265,15 @@ class LocalEngine:
             prefix_cells=_cells(head),
             cells=_cells(head) + _cells(tail),
             prefix_has_images=any(isinstance(p, ImagePiece) for p in head),
+            ends=prepared.ends,
         )
 
-    def adopt_prefix(self, key: str, pieces: list[Piece]) -> None:
-        """Remember a prefix's pieces under its `_parts_digest`, e.g. tokens counted before the load
-        with the same file's vocabulary, so the first question does not tokenize the documents again."""
-        self._prefix_memo[key] = pieces
+    def adopt_prefix(self, key: str, pieces: list[Piece], ends: tuple[int, ...] = ()) -> None:
+        """Remember a prefix's pieces (and where its documents end) under its `_parts_digest`, e.g.
+        tokens counted before the load with the same file's vocabulary, so the first question does not
+        tokenize the documents again."""
+        self._prefix_memo[key] = PreparedPrompt(pieces, ends)
+        self._prefix_memo.move_to_end(key)
         while len(self._prefix_memo) > 4:
             self._prefix_memo.popitem(last=False)
 
@@ -261,10 +292,29 @@ class LocalEngine:
 
     # -- generation ----------------------------------------------------------------------------------
     def generate(self, request: GenerateRequest, emit: Callable[[EngineEvent], None]) -> GenerationStats:
+        assert self.ctx is not None
+        own = self.ctx.params.n_threads
+        threads = min(request.n_threads, own) if request.n_threads > 0 else own
+        if threads == own:
+            return self._generate(request, emit)
+        self._set_threads(threads)  # fewer for this request only (a background read leaves cores free)
+        try:
+            return self._generate(request, emit)
+        finally:
+            self._set_threads(own)
+
+    def _set_threads(self, n_threads: int) -> None:
+        assert self.ctx is not None
+        self.ctx.set_threads(n_threads)
+        mtp = self._drafting.mtp if self._drafting is not None else None
+        if mtp is not None:
+            mtp.ctx.set_threads(n_threads)  # it reads along with the main context
+
+    def _generate(self, request: GenerateRequest, emit: Callable[[EngineEvent], None]) -> GenerationStats:
         assert self.model is not None and self.ctx is not None
         t0 = time.perf_counter()
         grammar = _grammar(request.json_schema)  # a bad answer format fails before the long prefill
-        self._tags = request.prefix_tags
+        self._tags, self._document_tags = request.prefix_tags, request.document_tags
         prompt = self.prompt(request.parts, request.prefix_parts)
         budget = self.n_ctx - prompt.cells
         if budget < MIN_ANSWER_TOKENS:
@@ -280,7 +330,7 @@ class LocalEngine:
             return GenerationStats(prompt.cells, cached, 0, prefill_ms, 0.0, self.n_ctx, "cancelled")
         key = self._key(prompt) if prompt.n_prefix else ""
         if key and self.store is not None and self.store.has(key):
-            emit(StateSaved(key, prompt.prefix_cells, complete=True))
+            emit(StateSaved(key, prompt.prefix_cells, complete=True, documents=_ends_within(prompt, prompt.n_prefix)))
         if request.read_only:
             kept = min(cached, prompt.prefix_cells)  # the context may hold more than the documents
             return GenerationStats(prompt.prefix_cells, kept, 0, prefill_ms, 0.0, self.n_ctx, "read")
@@ -314,7 +364,7 @@ class LocalEngine:
 
     def prompt_logits(self, request: GenerateRequest) -> Any:
         """Read the prompt exactly as generate() does and return the next-token logits (for tests)."""
-        self._tags = request.prefix_tags
+        self._tags, self._document_tags = request.prefix_tags, request.document_tags
         self._read_prompt(self.prompt(request.parts, request.prefix_parts), lambda _e: None)
         assert self.ctx is not None
         return self.ctx.logits()
@@ -337,13 +387,15 @@ class LocalEngine:
         assert self.ctx is not None and self.model is not None and self.config is not None
         held, keys, n_prefix = self._held, prompt.keys, prompt.n_prefix
         limit = len(keys) - 1  # the last prompt token is always evaluated: it yields the logits
-        layout = _layout(prompt.pieces, n_prefix, self.config.n_batch, self.config.n_ubatch, self._keep_tail())
+        layout = _layout(prompt.pieces, prompt.stops, self.config.n_batch, self.config.n_ubatch, self._keep_tail())
         shared = _shared_cuts(self._cuts, layout, min(common_prefix(held, keys), limit))
         key = self._key(prompt) if n_prefix else ""
         may_load = bool(key) and self.store is not None and self.store.has(key) and n_prefix <= limit
-        # Checkpoints of an unfinished read of this prefix, shortest first (only when no snapshot).
-        found = self._checkpoints_of(prompt, layout) if key and not may_load and n_prefix <= limit else []
-        self._checkpoints = [k for _, k in found]
+        # States on disk of a part of this prefix, shortest first (only when there is no snapshot of
+        # all of it): where earlier documents end (read before, alone or in another selection), and
+        # checkpoints of an unfinished read.
+        found = self._states_of(prompt, layout) if key and not may_load and n_prefix <= limit else []
+        self._checkpoints = [k for _, k, checkpoint in found if checkpoint]
         if shared:
             cut = shared[-1]
             better_on_disk = (may_load and cut < n_prefix) or (bool(found) and found[-1][0] > cut)
@@ -374,25 +426,27 @@ class LocalEngine:
             self._clear()
             assert self.store is not None
             self.store.discard(key)  # llama.cpp refused it: it is rebuilt during this read
-        for cut, ck_key in reversed(found):
-            if self._load_checkpoint(prompt, cut, ck_key):
+        for cut, state, checkpoint in reversed(found):
+            if self._load_checkpoint(prompt, cut, state):
                 self._cuts = [c for c in layout if c <= cut]
-                return cut, "checkpoint"
+                return cut, "checkpoint" if checkpoint else "documents"
         return 0, ""
 
-    def _checkpoints_of(self, prompt: Prompt, layout: list[int]) -> list[tuple[int, str]]:
-        """(tokens, key) of the checkpoints on disk that hold a part of this prompt's prefix."""
+    def _states_of(self, prompt: Prompt, layout: list[int]) -> list[tuple[int, str, bool]]:
+        """(tokens, key, is a checkpoint) of the states on disk that hold a part of this prompt's
+        prefix, ending at a cut of its fresh reading (so what follows is read as a fresh read would)."""
         if self.store is None:
             return []
         on_disk = self.store.keys()
         if not on_disk:
             return []
         cuts = [c for c in layout if c < prompt.n_prefix]
-        found = prefix_keys(self._fingerprint(prompt), prompt.keys, cuts)
-        return [(cut, key) for cut, key in found if key in on_disk and self.store.is_checkpoint(key)]
+        found = self._keys_at(prompt, cuts)
+        return [(cut, key, self.store.is_checkpoint(key)) for cut, key in found if key in on_disk]
 
     def _load_checkpoint(self, prompt: Prompt, cut: int, key: str) -> bool:
-        """Restore a checkpoint; a torn or refused one is deleted (the next shorter one is tried)."""
+        """Restore a state of part of the prefix (a checkpoint, or where a document ends); a torn or
+        refused one is deleted (the next shorter one is tried)."""
         assert self.store is not None and self.ctx is not None
         snap = self.store.lookup(key)  # verifies size and checksum: a torn write is never used
         if snap is not None and snap.n_tokens == cut:
@@ -410,10 +464,21 @@ class LocalEngine:
         self._held, self._cuts, self._snapshot = [], [], None
 
     def _key(self, prompt: Prompt) -> str:
-        return state_key(self._fingerprint(prompt), prompt.keys[: prompt.n_prefix])
+        return self._keys_at(prompt, [prompt.n_prefix])[0][1]
 
-    def _fingerprint(self, prompt: Prompt) -> dict[str, Any]:
-        """Every setting that changes the numbers of a state (the prompt's tokens aside)."""
+    def _keys_at(self, prompt: Prompt, cuts: list[int]) -> list[tuple[int, str]]:
+        """(cut, state key of the prompt's first `cut` positions) for each cut, ascending. The vision
+        projector is part of a state's identity only once an image was read: a text-only document's
+        state is the same with or without a later scanned one."""
+        first_image = _first_image(prompt.pieces)
+        before = [c for c in cuts if first_image is None or c <= first_image]
+        after = cuts[len(before) :]
+        out = prefix_keys(self._fingerprint(False), prompt.keys, before) if before else []
+        return out + (prefix_keys(self._fingerprint(True), prompt.keys, after) if after else [])
+
+    def _fingerprint(self, images: bool) -> dict[str, Any]:
+        """Every setting that changes the numbers of a state (the prompt's tokens aside); `images`:
+        the state holds an image (its embedding comes from the projector)."""
         assert self.config is not None
         c = self.config
         import llama_cpp
@@ -427,7 +492,7 @@ class LocalEngine:
             "n_ubatch": c.n_ubatch,
             "gpu_layers": c.n_gpu_layers,
         }
-        if prompt.prefix_has_images and c.mmproj_path:  # image embeddings come from the projector
+        if images and c.mmproj_path:  # image embeddings come from the projector
             fingerprint["mmproj"] = _file_identity(c.mmproj_path)
         if self._keep_tail() and c.n_batch > c.n_ubatch:  # only then can it move micro-batch ends
             fingerprint["keep_tail"] = self._keep_tail()
@@ -450,10 +515,27 @@ class LocalEngine:
             self.store.save(key, len(keys), lambda tmp: ctx.save_file(str(tmp), keys), self._tags)
         self._drop_checkpoints()  # the read is complete: the snapshot replaces them
 
+    def _snapshot_document(self, prompt: Prompt, at: int, emit: Callable[[EngineEvent], None]) -> None:
+        """Called when the context holds the prefix exactly up to the end of a document (not the last):
+        keep that state on disk, so a later selection starting with these documents starts there."""
+        assert self.ctx is not None and self.store is not None
+        key = self._keys_at(prompt, [at])[0][1]
+        held = _ends_within(prompt, at)
+        # Checked cheaply (no checksum of a state of many GB): a damaged one is found when it is loaded.
+        if not self.store.has(key):
+            ctx, keys = self.ctx, prompt.keys[:at]
+            tags = self._tags
+            if len(self._document_tags) >= held:
+                tags = tuple(dict.fromkeys(t for doc in self._document_tags[:held] for t in doc))
+            if self.store.save(key, at, lambda tmp: ctx.save_file(str(tmp), keys), tags) is None:
+                return
+        self._drop_checkpoints()  # each is shorter than this state, which is committed now
+        emit(StateSaved(key, _cells_before(prompt.pieces, at), complete=True, documents=held))
+
     def _checkpoint(self, prompt: Prompt, at: int, emit: Callable[[EngineEvent], None]) -> None:
         """Write the context (which holds the prefix up to `at`, a chunk end) as a checkpoint."""
         assert self.ctx is not None and self.store is not None
-        key = prefix_keys(self._fingerprint(prompt), prompt.keys, [at])[0][1]
+        key = self._keys_at(prompt, [at])[0][1]
         if key in self._checkpoints:
             return
         ctx, keys = self.ctx, prompt.keys[:at]
@@ -475,6 +557,7 @@ class LocalEngine:
         start = time.perf_counter()
         done = 0
         n_prefix = prompt.n_prefix
+        stops = prompt.stops
         pos = 0
         checkpoints = self.store is not None and self.config.checkpoint_s > 0 and n_prefix > 0
         last_mark, save_cost = start, 0.0
@@ -485,6 +568,11 @@ class LocalEngine:
             self._checkpoint(prompt, at, emit)
             last_mark = time.perf_counter()
             save_cost = last_mark - began
+
+        def document_read(at: int) -> None:
+            nonlocal last_mark
+            self._snapshot_document(prompt, at, emit)
+            last_mark = time.perf_counter()  # it is as good as a checkpoint
 
         for index, piece in enumerate(prompt.pieces):
             if pos >= until:
@@ -509,10 +597,11 @@ class LocalEngine:
                         if checkpoints and 0 < at < n_prefix:
                             checkpoint_at(at)  # a cancel keeps what was read
                         return
-                    # Chunks never straddle the end of the prefix: the snapshot is taken exactly
-                    # there, and every reading of this prompt splits it into the same micro-batches.
-                    region_end = n_prefix if at < n_prefix < run_end else run_end
-                    stop = min(at + self.config.n_batch, region_end)
+                    # Chunks never straddle the end of a document or of the prefix: the snapshots
+                    # are taken exactly there (recurrent state cannot be rolled back to them), and
+                    # every reading of a prompt that shares the text up to one splits it into the
+                    # same micro-batches.
+                    stop = min(at + self.config.n_batch, _region_end(stops, at, run_end))
                     batch = piece[at - run_start : stop - run_start]
                     rc = self.ctx.decode(batch, at, want_logits=last_piece and stop == run_end)
                     if rc != 0:
@@ -529,6 +618,8 @@ class LocalEngine:
                     at = stop
                     if at == n_prefix:
                         self._snapshot_prefix(prompt)
+                    elif at in prompt.ends and self.store is not None:
+                        document_read(at)
                     elif checkpoints and at < n_prefix:
                         now = time.perf_counter()
                         if now - last_mark >= max(self.config.checkpoint_s, save_cost / CHECKPOINT_COST_SHARE):
@@ -540,6 +631,8 @@ class LocalEngine:
                 continue
             if pos == n_prefix:
                 self._snapshot_prefix(prompt)
+            elif pos in prompt.ends and pos < until and self.store is not None:
+                document_read(pos)  # a document that ends with an image
             elapsed = time.perf_counter() - start
             rate = done / elapsed if elapsed > 0 else 0.0
             emit(PrefillProgress(done, total, rate, (total - done) / rate if rate > 0 else 0.0))
@@ -634,6 +727,7 @@ class CountedPrefix:
     model_path: str
     key: str
     pieces: list[Piece]
+    ends: tuple[int, ...] = ()  # where the documents end (PreparedPrompt.ends)
 
 
 def count_keeping_prefix(
@@ -643,10 +737,10 @@ def count_keeping_prefix(
     prefix = parts[:prefix_parts]
     if has_images(prefix):
         return count_parts(model, parts, prefix_parts), None
-    head = prepare(prefix, _encoder(model, True), None).pieces
-    n_prefix = _cells(head)
+    prepared = prepare(prefix, _encoder(model, True), None)
+    n_prefix = _cells(prepared.pieces)
     total = n_prefix + _count(model, parts[prefix_parts:], prefix_parts == 0)
-    return TokenCount(total, n_prefix), CountedPrefix(model.path, _parts_digest(prefix), head)
+    return TokenCount(total, n_prefix), CountedPrefix(model.path, _parts_digest(prefix), prepared.pieces, prepared.ends)
 
 
 def count_parts(model: NativeModel, parts: list[PromptPart], prefix_parts: int) -> TokenCount:
@@ -697,9 +791,9 @@ def _layout_between(start: int, stop: int, n_ubatch: int, keep_tail: int = 0) ->
     return cuts
 
 
-def _layout(pieces: list[Piece], n_prefix: int, n_batch: int, n_ubatch: int, keep_tail: int = 0) -> list[int]:
-    """Micro-batch ends of a fresh reading: text runs in batches from their start (split at the end
-    of the prefix), each image in one go."""
+def _layout(pieces: list[Piece], stops: list[int], n_batch: int, n_ubatch: int, keep_tail: int = 0) -> list[int]:
+    """Micro-batch ends of a fresh reading: text runs in batches from their start (split at every
+    stop: the documents' ends and the end of the prefix), each image in one go."""
     cuts: list[int] = []
     pos = 0
     for piece in pieces:
@@ -709,11 +803,16 @@ def _layout(pieces: list[Piece], n_prefix: int, n_batch: int, n_ubatch: int, kee
             continue
         run_end = pos + len(piece)
         while pos < run_end:
-            region_end = n_prefix if pos < n_prefix < run_end else run_end
-            stop = min(pos + n_batch, region_end)
+            stop = min(pos + n_batch, _region_end(stops, pos, run_end))
             cuts += _layout_between(pos, stop, n_ubatch, keep_tail)
             pos = stop
     return cuts
+
+
+def _region_end(stops: list[int], pos: int, run_end: int) -> int:
+    """The first stop after pos inside the run, or the run's end: no chunk straddles a stop."""
+    i = bisect.bisect_right(stops, pos)
+    return stops[i] if i < len(stops) and stops[i] < run_end else run_end
 
 
 def _keys(pieces: list[Piece]) -> list[int]:
@@ -728,6 +827,21 @@ def _image_keys(piece: ImagePiece) -> list[int]:
     digest = hashlib.sha256(_file_identity(piece.path).encode()).digest()
     base = int.from_bytes(digest[:3], "little") << 6
     return [-(1 + base + i % 64) for i in range(piece.n_pos)]
+
+
+def _first_image(pieces: list[Piece]) -> int | None:
+    """The position where the prompt's first image starts, or None."""
+    pos = 0
+    for piece in pieces:
+        if isinstance(piece, ImagePiece):
+            return pos
+        pos += len(piece)
+    return None
+
+
+def _ends_within(prompt: Prompt, at: int) -> int:
+    """How many of the prompt's documents end at or before position `at`."""
+    return sum(1 for end in prompt.ends if end <= at)
 
 
 def _cells(pieces: list[Piece]) -> int:
@@ -762,6 +876,7 @@ def _parts_digest(parts: list[PromptPart]) -> str:
     h = hashlib.sha256()
     for part in parts:
         h.update(b"\x01" if part.special else b"\x00")
+        h.update(b"\x01" if part.ends_document else b"\x00")
         data = part.text.encode("utf-8")
         if part.image is not None:
             data += b"\x00image:" + _file_identity(part.image).encode()

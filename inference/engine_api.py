@@ -84,12 +84,20 @@ class GenerateRequest:
     # Labels stored with a snapshot of the prefix (the app passes its documents' sha256), so every
     # snapshot holding a document can be found and deleted when the document is purged.
     prefix_tags: tuple[str, ...] = ()
+    # The same labels per document, in prompt order, when the prompt marks where its documents end:
+    # the state kept where document k ends is labelled with the first k only (a purge of a later
+    # document leaves it alone).
+    document_tags: tuple[tuple[str, ...], ...] = ()
     # Read the documents (the prefix) and stop there: no answer, the snapshot is what is wanted.
     # Ends with Finished(stop_reason 'read').
     read_only: bool = False
     # False: write this answer token by token even where the engine drafts (a benchmark compares
     # both ways on one engine, so nothing but drafting differs between them).
     drafting: bool = True
+    # The most threads this request may use (0 = the context's own). Set on the live context for the
+    # request only (llama_set_n_threads), so a background read can leave cores to the user without
+    # re-creating the context and dropping what it holds.
+    n_threads: int = 0
 
     @property
     def prefix(self) -> list[PromptPart]:

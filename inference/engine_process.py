@@ -278,7 +278,7 @@ def _serve(requests: Connection, events: Connection, cancel: CancelFlag, memory_
                         engine = None
                         raise
                 if counted is not None and counted.model_path == config.model_path:
-                    engine.adopt_prefix(counted.key, counted.pieces)
+                    engine.adopt_prefix(counted.key, counted.pieces, counted.ends)
                 counted = None
                 events.send(Loaded(config.model_path, engine.n_ctx, time.perf_counter() - start, engine.memory_report))
             elif command == "generate":

@@ -23,7 +23,7 @@ class PrefixReused:
     """The documents were not read again: their state came from the context, memory or disk."""
 
     tokens: int
-    source: str  # 'context' | 'memory' | 'disk'
+    source: str  # 'context' | 'memory' | 'disk' | 'documents' (the earlier documents' state on disk) | 'checkpoint'
     seconds: float
 
 
@@ -35,6 +35,11 @@ class StateSaved:
     key: str
     tokens: int
     complete: bool
+    # How many of the prompt's documents, from the first, the state holds: all of them for the
+    # snapshot after the prefix, fewer for the state kept where an earlier document ends (a later
+    # selection that starts with those documents starts from it); 0 for a checkpoint, or when the
+    # prompt does not mark where its documents end.
+    documents: int = 0
 
 
 @dataclass(frozen=True)

@@ -289,6 +289,14 @@ class NativeContext:
         self._batch = L.llama_batch_init(params.n_batch, 0, 1)
         self._hidden_batch: Any = None  # tokens paired with hidden states (MTP contexts), made on first use
 
+    def set_threads(self, n_threads: int) -> None:
+        """Threads for the decodes from now on (the context keeps everything it holds)."""
+        lib().llama_set_n_threads(self.ptr, n_threads, n_threads)
+
+    @property
+    def n_threads(self) -> int:
+        return int(lib().llama_n_threads_batch(self.ptr))
+
     # -- evaluation --------------------------------------------------------------------------------
     def decode(self, tokens: list[int], pos0: int, *, want_logits: bool, all_logits: bool = False) -> int:
         """Evaluate tokens at positions pos0.. (at most n_batch). Returns llama_decode's code.

@@ -47,8 +47,8 @@ def render_documents(documents: list[PromptDocument]) -> str:
     return _render_documents(documents)[0]
 
 
-def _render_documents(documents: list[PromptDocument]) -> tuple[str, tuple[str, ...]]:
-    """The documents as text with image slots, and the image files in slot order."""
+def _document_chunks(documents: list[PromptDocument]) -> tuple[list[str], tuple[str, ...]]:
+    """Each document as text with image slots, and the image files in slot order."""
     chunks: list[str] = []
     images: list[str] = []
     for doc in documents:
@@ -64,15 +64,32 @@ def _render_documents(documents: list[PromptDocument]) -> tuple[str, tuple[str, 
                 lines.append(_defuse(block.text))
         lines.append("</document>")
         chunks.append("\n".join(lines))
-    return "\n\n".join(chunks), tuple(images)
+    return chunks, tuple(images)
+
+
+def _render_documents(documents: list[PromptDocument]) -> tuple[str, tuple[str, ...]]:
+    chunks, images = _document_chunks(documents)
+    return DOCUMENT_GAP.join(chunks), images
+
+
+DOCUMENT_GAP = "\n\n"
 
 
 def build_messages(
     instructions: str, documents: list[PromptDocument], history: list[Message], question: str
 ) -> list[Message]:
-    text, images = _render_documents(documents)
-    system = instructions.strip() + "\n\n" + text
-    return [Message("system", system, images=images), *history, Message("user", question)]
+    """The system message holds the instructions and the documents, the question follows.
+
+    Where each document ends is marked (`Message.ends`): the gap between two documents opens the
+    next one, so the text up to the end of document k is the same whatever follows, and the engine
+    can keep the state there for a later selection that starts with the same k documents."""
+    chunks, images = _document_chunks(documents)
+    system = instructions.strip() + "\n\n"
+    ends: list[int] = []
+    for i, chunk in enumerate(chunks):
+        system += (DOCUMENT_GAP if i else "") + chunk
+        ends.append(len(system))
+    return [Message("system", system, images=images, ends=tuple(ends)), *history, Message("user", question)]
 
 
 def render_prompt(template: ChatTemplate, messages: list[Message], *, enable_thinking: bool) -> RenderedPrompt:

@@ -38,6 +38,7 @@ class PreparedPrompt:
     """A prompt ready to evaluate: runs of text tokens and images, in order."""
 
     pieces: list[Piece]
+    ends: tuple[int, ...] = ()  # positions right after each part marked `ends_document` (a document ends)
 
     @property
     def n_tokens(self) -> int:
@@ -182,22 +183,30 @@ def prepare(
     """Turn prompt parts into text-token runs and measured images (no image is kept in memory)."""
     pieces: list[Piece] = []
     run: list[int] = []
+    ends: list[int] = []
+    pos = 0  # positions taken so far (an image advances n_pos)
     for i, part in enumerate(parts):
         if part.image is None:
-            run += tokenize(part.text, i == 0, part.special)
-            continue
-        if vision is None:
-            raise EngineError(
-                "the prompt has page images but the model has no vision projector; "
-                "register its mmproj (folio models add MODEL.gguf --mmproj MMPROJ.gguf) or use text only"
-            )
-        if run:
-            pieces.append(run)
-            run = []
-        pieces.append(vision.measure(part.image))
+            tokens = tokenize(part.text, i == 0, part.special)
+            run += tokens
+            pos += len(tokens)
+        else:
+            if vision is None:
+                raise EngineError(
+                    "the prompt has page images but the model has no vision projector; "
+                    "register its mmproj (folio models add MODEL.gguf --mmproj MMPROJ.gguf) or use text only"
+                )
+            if run:
+                pieces.append(run)
+                run = []
+            image = vision.measure(part.image)
+            pieces.append(image)
+            pos += image.n_pos
+        if getattr(part, "ends_document", False):
+            ends.append(pos)
     if run:
         pieces.append(run)
-    return PreparedPrompt(pieces)
+    return PreparedPrompt(pieces, tuple(ends))
 
 
 def has_images(parts: list[Any]) -> bool:

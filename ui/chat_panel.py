@@ -105,6 +105,10 @@ class ChatPanel(QWidget):
         self.input.clear()
         self.transcript.begin_answer(question, document_ids)
 
+    def set_document_order(self, document_ids: list[int]) -> None:
+        """The order the conversation keeps its documents in (D1, D2 of the citations count in it)."""
+        self.transcript.document_ids = list(document_ids)
+
     def append(self, channel: str, text: str) -> None:
         self.transcript.append_text(channel, text)
 

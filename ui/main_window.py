@@ -496,6 +496,8 @@ class MainWindow(QMainWindow):
             self.conversation_id = event.conversation_id
             self._pending_user = event.user_message_id
             self.status.show_answering_model(event.model_label, event.demo_model)
+            if event.document_ids:  # a new conversation's documents come in reading order
+                self.chat.set_document_order(list(event.document_ids))
             self.conversation_list.set_documents(self.conversation_list.document_ids, select=event.conversation_id)
         elif isinstance(event, Progress):
             self._show_progress(event)

@@ -120,8 +120,20 @@ class SettingsDialog(QDialog):
         self.read_ahead_on_battery.setToolTip("Reading ahead keeps the processor busy and drains the battery")
         self.read_ahead.toggled.connect(self.read_ahead_on_battery.setEnabled)
         self.read_ahead_on_battery.setEnabled(s.read_ahead)
+        self.read_ahead_threads = QSpinBox()
+        self.read_ahead_threads.setObjectName("readAheadThreads")
+        self.read_ahead_threads.setRange(0, max(256, os.cpu_count() or 1))
+        self.read_ahead_threads.setSpecialValueText("As many as questions")
+        self.read_ahead_threads.setValue(s.read_ahead_threads)
+        self.read_ahead_threads.setToolTip(
+            "The most processor threads reading ahead uses; fewer leave the computer quicker for other work "
+            "while documents are read, and reading takes longer"
+        )
+        self.read_ahead.toggled.connect(self.read_ahead_threads.setEnabled)
+        self.read_ahead_threads.setEnabled(s.read_ahead)
         answers_form.addRow(self.read_ahead)
         answers_form.addRow(self.read_ahead_on_battery)
+        answers_form.addRow("Reading ahead threads:", self.read_ahead_threads)
 
         engine = QGroupBox("Engine")
         engine_form = QFormLayout(engine)
@@ -244,6 +256,7 @@ class SettingsDialog(QDialog):
         new.draft_tokens = self.draft_tokens.value()
         new.read_ahead = self.read_ahead.isChecked()
         new.read_ahead_on_battery = self.read_ahead_on_battery.isChecked()
+        new.read_ahead_threads = self.read_ahead_threads.value()
         new.context_cap = self.context_cap.value()
         new.kv_cache_type = str(self.kv_type.currentData())
         new.threads = self.threads.value()

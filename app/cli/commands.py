@@ -393,10 +393,16 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
         print('folio: error: give a document and a question: folio ask DOC "question"', file=sys.stderr)
         return 2
     doc_ids = [ctx.library.resolve(r).id for r in refs]
+    waited = doc_ids
+    if args.conversation is not None:  # a follow-up is about the conversation's documents
+        from app.store.conversations import Conversations
+
+        waited = Conversations(ctx.db).get(args.conversation).document_ids
+    which = "this document" if len(waited) == 1 else "one of these documents"
     wait_for_reading(
         ctx,
-        doc_ids,
-        lambda state: print(f"... another Folio is reading this document: {state.words()}", file=sys.stderr),
+        waited,
+        lambda state: print(f"... another Folio is reading {which}: {state.words()}", file=sys.stderr),
     )
     service = ChatService(ctx)
     stderr_tty = sys.stderr.isatty()

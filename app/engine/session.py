@@ -73,6 +73,7 @@ _REUSED_FROM = {
     "context": "still in the model's context",
     "memory": "snapshot in memory",
     "disk": "snapshot on disk",
+    "documents": "the documents read before, from disk",
     "checkpoint": "continuing an unfinished reading",
 }
 
@@ -85,6 +86,7 @@ class Documents:
     prompt: list[PromptDocument]
     images_left_out: int  # scanned pages and keyframes the model will not see
     attachments: list[DocumentRow] = field(default_factory=list)  # the e-mails' attachments read along
+    attached: list[list[str]] = field(default_factory=list)  # per row: its attachments' sha256s
 
     @property
     def ids(self) -> list[int]:
@@ -95,6 +97,13 @@ class Documents:
         """The sha256s of every document read (an e-mail's attachments too): stored with a snapshot
         so a purge finds it."""
         return tuple(dict.fromkeys(d.sha256 for d in [*self.rows, *self.attachments]))
+
+    @property
+    def document_tags(self) -> tuple[tuple[str, ...], ...]:
+        """The same, per document in prompt order (an e-mail with its attachments)."""
+        if len(self.attached) != len(self.rows):
+            return ()
+        return tuple((row.sha256, *parts) for row, parts in zip(self.rows, self.attached, strict=True))
 
 
 def read_documents(
@@ -111,16 +120,19 @@ def read_documents(
     rows = [library.get(doc_id) for doc_id in document_ids]
     documents: list[PromptDocument] = []
     attachments: list[DocumentRow] = []
+    attached: list[list[str]] = []
     left_out = 0
     for index, doc in enumerate(rows, start=1):
         keep = pages.get(doc.id) if pages is not None else None
         blocks, missed = _source_blocks(ctx, doc, images=images, keep=keep)
+        attached.append([])
         left_out += missed
         for attachment in library.attachments(doc.id):
             if attachment.document_id is None or (pages is not None and attachment.document_id not in pages):
                 continue
             part = library.get(attachment.document_id)
             attachments.append(part)
+            attached[-1].append(part.sha256)
             part_keep = pages.get(part.id) if pages is not None else None
             part_blocks, missed = _source_blocks(
                 ctx, part, images=images, attachment=attachment.position, keep=part_keep
@@ -128,7 +140,7 @@ def read_documents(
             blocks += part_blocks
             left_out += missed
         documents.append(PromptDocument(index=index, title=doc.title, blocks=blocks))
-    return Documents(rows, documents, left_out, attachments)
+    return Documents(rows, documents, left_out, attachments, attached)
 
 
 def _source_blocks(
@@ -192,6 +204,7 @@ class Prepared:
     sha256: str | None
     demo: bool
     documents: Documents
+    pages_only: bool = False  # only some pages of the documents: not what a question about them reads
 
     def request(self, **fields: object) -> GenerateRequest:
         return GenerateRequest(
@@ -199,19 +212,38 @@ class Prepared:
             prefix_parts=self.prefix_parts,
             messages=self.messages,
             prefix_tags=self.documents.tags,
+            document_tags=self.documents.document_tags,
             **fields,  # type: ignore[arg-type]
         )
 
 
 def note_saved(ctx: AppContext, plan: Prepared, event: StateSaved) -> None:
-    """Note a state the engine saved for a request about one document (several make another prefix)."""
-    if plan.sha256 is None or len(plan.documents.rows) != 1:
+    """Note a state the engine saved: the state that holds the request's first documents (all of them
+    after the prefix), or a checkpoint of a read of one document (one of several is another prefix)."""
+    rows = plan.documents.rows
+    if plan.sha256 is None or not rows or plan.pages_only:
         return
-    doc_sha = plan.documents.rows[0].sha256
+    readings = Readings(ctx.paths)
     if event.complete:
-        Readings(ctx.paths).note(plan.sha256, doc_sha, key=event.key, total=event.tokens, checkpoint="", kept=0)
-    else:
-        Readings(ctx.paths).note(plan.sha256, doc_sha, checkpoint=event.key, kept=event.tokens)
+        held = event.documents or (1 if len(rows) == 1 else 0)  # 0: a prefix that marks no documents
+        if 0 < held <= len(rows):
+            readings.note_documents(plan.sha256, [d.sha256 for d in rows[:held]], key=event.key, tokens=event.tokens)
+    elif len(rows) == 1:
+        readings.note(plan.sha256, rows[0].sha256, checkpoint=event.key, kept=event.tokens)
+
+
+def reading_order(ctx: AppContext, model_sha: str, document_ids: list[int]) -> list[int]:
+    """The order to put a new selection's documents in: those whose state was kept before first (the
+    longest state on disk that holds some of them, in its order), then the rest in the order they were
+    added to the library. Each document's text does not depend on the documents after it
+    (inference.prompt), so the engine starts from that state and reads only the rest; and a set of
+    documents always comes in the same order, whatever order it was selected in, so one reading of it
+    serves every later selection of the same documents."""
+    ids = list(dict.fromkeys(document_ids))
+    rows = {doc_id: ctx.library.get(doc_id) for doc_id in ids}
+    by_sha = {row.sha256: doc_id for doc_id, row in rows.items()}
+    first = [by_sha[sha] for sha in Readings(ctx.paths).read_first(model_sha, list(by_sha)) if sha in by_sha]
+    return first + sorted(doc_id for doc_id in ids if doc_id not in first)
 
 
 BuildMessages = Callable[[list[PromptDocument]], list[Message]]
@@ -363,16 +395,21 @@ class Session:
         think: bool,
         answer_tokens: int,
         pages: Mapping[int, Collection[int]] | None = None,
+        reuse_order: bool = False,
     ) -> Prepared:
         """Read the documents once (only `pages` of them, when given) and turn them into what the
         engine takes: rendered parts on a planned context (local), or the conversation itself (a
-        server applies its own template)."""
+        server applies its own template). With reuse_order (a new conversation: nothing refers to its
+        documents by number yet), a local model gets them in `reading_order`; `documents.rows` says
+        the order used."""
         served = self.served_label()
         if served is not None:
             documents = read_documents(ctx, document_ids, images=self.settings.server_images, pages=pages)
             messages = build(documents.prompt)
             return Prepared(None, [], 0, tuple(messages), False, served, None, False, documents)
         model = ctx.models.active(self.settings)
+        if reuse_order and len(document_ids) > 1:
+            document_ids = reading_order(ctx, model.sha256, document_ids)
         template = template_for(model.architecture, model.facts.chat_template)
         documents = read_documents(ctx, document_ids, images=model.mmproj_path is not None, pages=pages)
         rendered = render_prompt(template, build(documents.prompt), enable_thinking=think)
@@ -387,6 +424,7 @@ class Session:
             sha256=model.sha256,
             demo=model.is_starter,
             documents=documents,
+            pages_only=pages is not None,
         )
 
     def images_left_out_line(self, documents: Documents) -> str | None:

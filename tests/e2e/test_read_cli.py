@@ -105,3 +105,26 @@ def test_ask_waits_for_the_read_another_folio_is_doing(starter_home: Path, tmp_p
     assert reader.returncode == 0 and "ready — questions start at once" in out_reader
     timings = dict(pair.split("=") for pair in err.split("timings: ", 1)[1].split())
     assert int(timings["prefill_tokens"]) < 60  # the document was not read a second time
+
+
+def test_ask_about_several_documents_waits_for_the_read_of_one_of_them(starter_home: Path, tmp_path: Path) -> None:
+    for contract in (_long_contract(tmp_path / "supply.txt", 110), _long_contract(tmp_path / "short.txt", 5)):
+        code, _out, err = run_folio("add", str(contract))
+        assert code == 0, err
+    reader = _start_reading()  # document 1
+    assert reader.stderr is not None
+    for line in reader.stderr:
+        if line.startswith("reading "):
+            break
+    code, _out, err = run_folio("ask", "2", "1", "When is order 7 delivered?", "--timings")
+    assert code == 0, err
+    assert "another Folio is reading one of these documents: reading" in err
+    out_reader, _ = reader.communicate(timeout=300)
+    assert reader.returncode == 0, out_reader
+    done = re.search(r"ready — questions start at once \(([\d,]+) tokens read in [\d.]+ s, ([\d,]+) kept", out_reader)
+    assert done, out_reader
+    read_tokens = sum(int(g.replace(",", "")) for g in done.groups())
+    timings = dict(pair.split("=") for pair in err.split("timings: ", 1)[1].split())
+    # Document 1 went first and was not read a second time: only document 2 and the question were.
+    assert int(timings["cached_tokens"]) == read_tokens
+    assert int(timings["prefill_tokens"]) < 400

@@ -215,3 +215,15 @@ def test_engine_settings_apply_to_the_next_question(qtbot, window, contract_pdf:
     assert second is not None and second is not first and second.engine.config.n_threads == 1
     messages = window.conversations.messages(window.conversation_id)
     assert [m.status for m in messages if m.role == "assistant"] == ["complete", "complete"]
+
+
+def test_read_ahead_threads_are_saved_without_restarting_the_engine(qtbot, dialog, ctx) -> None:  # type: ignore[no-untyped-def]
+    assert dialog.read_ahead_threads.value() == 0 and dialog.read_ahead_threads.text() == "As many as questions"
+    dialog.read_ahead.setChecked(True)
+    dialog.read_ahead_threads.setValue(1)
+    with qtbot.waitSignal(dialog.saved) as signal:
+        dialog.save()
+    assert signal.args == [False]  # set on the live context for each background read
+    assert ctx.settings.read_ahead_threads == 1 and _saved(ctx)["read_ahead_threads"] == 1
+    dialog.read_ahead.setChecked(False)
+    assert not dialog.read_ahead_threads.isEnabled()

@@ -3,6 +3,8 @@ others before any model is loaded (a typo must not cost a quarter of an hour of 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from benchmarks.bench_read import parse_args
@@ -20,3 +22,19 @@ def test_unknown_model_rows_are_refused(models: str, capsys: pytest.CaptureFixtu
         parse_args(["--read-ahead", "--models", models])
     assert exc.value.code == 2
     assert "--models takes starter and/or eval" in capsys.readouterr().err
+
+
+def test_a_subsection_is_replaced_alone_and_survives_its_section(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks import results
+
+    monkeypatch.setattr(results, "RESULTS", tmp_path / "RESULTS.md")
+    results.write_section("## Read", ["old table"])
+    results.write_section("## Next", ["other"])
+    results.write_subsection("## Read", "### Several", ["### Several", "", "first"])
+    results.write_subsection("## Read", "### Several", ["### Several", "", "second"])
+    results.write_section("## Read", ["new table"], keep_subsections=True)  # the main mode's rewrite
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert text == "# Benchmark results\n\n## Read\n\nnew table\n\n### Several\n\nsecond\n\n## Next\n\nother\n"
+    assert parse_args(["--several", "--threads", "1"]).several is True

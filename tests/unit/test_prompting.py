@@ -82,3 +82,18 @@ def test_thinking_splitter_starting_inside_thinking() -> None:
     splitter.feed("reasoning</think>final")
     splitter.finish()
     assert (splitter.thinking_text, splitter.answer_text) == ("reasoning", "final")
+
+
+@pytest.mark.parametrize("template", [ChatTemplate("jinja", QWEN_LIKE, thinks=True), template_for("gemma3", None)])
+def test_each_document_is_a_part_of_its_own_whose_text_does_not_depend_on_the_next(template: ChatTemplate) -> None:
+    other = PromptDocument(2, "Annex", [SourceBlock("[p. 1]", "Prices")])
+    alone = render_prompt(template, build_messages("RULES", [DOC], [], "Q?"), enable_thinking=False)
+    both = render_prompt(template, build_messages("RULES", [DOC, other], [], "Q?"), enable_thinking=False)
+    assert [p.ends_document for p in both.prefix].count(True) == 2
+    ends = [i for i, p in enumerate(both.prefix) if p.ends_document]
+    assert both.prefix[: ends[0] + 1] == alone.prefix  # the prefix of {A} is where {A, B} keeps A's state
+    assert both.prefix[ends[1]].text.startswith('\n\n<document index="2"')
+    joined = "".join(p.text for p in both.parts)  # the text itself is what it always was
+    assert "RULES\n\n" + render_documents([DOC, other]) + "\n\nQ?" in joined.replace(
+        "<|im_end|>\n<|im_start|>user\n", "\n\n"
+    )
