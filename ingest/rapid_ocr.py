@@ -25,7 +25,7 @@ REC_MODEL = "PP-OCRv6_rec_small.onnx"
 # contract better (0.35% of words missed against 4.2%) but a 200 dpi image file of it worse: read at
 # its own size, the median filter thins its strokes ('Houlevard'); left at 2000 until the clean-up
 # handles thin strokes at full size.
-MAX_SIDE = 2000
+MAX_SIDE = 2400
 MAX_DPI = 300.0
 MAX_THREADS = 4
 # Recognition time grows with each line's width at its fixed 48-pixel height, so pages are read
