@@ -20,11 +20,12 @@ if TYPE_CHECKING:
 
 DET_MODEL = "PP-OCRv6_det_small.onnx"
 REC_MODEL = "PP-OCRv6_rec_small.onnx"
-# rapidocr shrinks larger images to this long side before detection (its own default): rendering
-# more pixels than this only costs time. 2400 (A4 at 200 dpi) read a rendered 9-point typewriter
-# contract better (0.35% of words missed against 4.2%) but a 200 dpi image file of it worse: read at
-# its own size, the median filter thins its strokes ('Houlevard'); left at 2000 until the clean-up
-# handles thin strokes at full size.
+# rapidocr shrinks larger images to this long side before detection and cuts the lines it reads out
+# of the shrunk image, so rendering more only costs time. Its own default, 2000, reads an A4 page at
+# 171 dpi, below what small print needs: 9-point typewriter type lost its 'm's ('Naze', 'Agreexent').
+# 2400 keeps A4 and Letter at 200 dpi or more. A 200 dpi image file is read at its own size, where
+# the clean-up's median would thin one-pixel strokes ('Houlevard'): ingest.scan.denoise skips the
+# median on such pages.
 MAX_SIDE = 2400
 MAX_DPI = 300.0
 MAX_THREADS = 4
