@@ -67,23 +67,8 @@ class RapidOcrEngine:
         if self._ocr is None:
             from rapidocr import RapidOCR
 
-            det, rec = model_files()
             threads = max(1, min(MAX_THREADS, usable_cores()))
-            ocr = RapidOCR(
-                params={
-                    "Global.log_level": "error",
-                    "Global.use_cls": False,
-                    "Global.max_side_len": self.max_side,
-                    "Det.model_path": str(det),
-                    "Rec.model_path": str(rec),
-                    "Rec.rec_batch_num": REC_BATCH,
-                    "EngineConfig.onnxruntime.intra_op_num_threads": threads,
-                    "EngineConfig.onnxruntime.inter_op_num_threads": 1,
-                    # rapidocr turns the arena off to give memory back between calls; a document's
-                    # pages come one after another, and reusing buffers is faster.
-                    "EngineConfig.onnxruntime.enable_cpu_mem_arena": True,
-                }
-            )
+            ocr = RapidOCR(params=engine_params(self.max_side, threads))
             _share_recognition(ocr, threads)
             self._ocr = ocr
         return self._ocr
@@ -110,6 +95,24 @@ class RapidOcrEngine:
             found = tuple(OcrWord(_box(q, stretch), t) for t, _score, q in words[i] if q is not None) if words else ()
             lines.append(OcrLine(box, " ".join(text.split()), found or _spread(box, text), float(score)))
         return lines
+
+
+def engine_params(max_side: int, threads: int) -> dict[str, Any]:
+    """rapidocr's settings for Folio's engine."""
+    det, rec = model_files()
+    return {
+        "Global.log_level": "error",
+        "Global.use_cls": False,
+        "Global.max_side_len": max_side,
+        "Det.model_path": str(det),
+        "Rec.model_path": str(rec),
+        "Rec.rec_batch_num": REC_BATCH,
+        "EngineConfig.onnxruntime.intra_op_num_threads": threads,
+        "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+        # rapidocr turns the arena off to give memory back between calls; a document's pages come
+        # one after another, and reusing buffers is faster.
+        "EngineConfig.onnxruntime.enable_cpu_mem_arena": True,
+    }
 
 
 def _share_recognition(ocr: Any, workers: int) -> None:
