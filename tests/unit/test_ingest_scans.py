@@ -308,8 +308,8 @@ def test_a_page_misjudged_as_upside_down_is_read_the_right_way_up(tmp_path: Path
 def test_a_typewriter_page_scanned_at_200_dpi_reads_in_full(tmp_path: Path, kind: str, no_tesseract: None) -> None:
     """Page 2 of the Gulf South contract (9-point typewriter type, 1,012 words) scanned at 200 dpi,
     read the way a lawyer would add it: every word is read. With the median on every page, the image
-    file (read at its own size) missed 57 words ('Houlevard'); an image-only PDF, rendered at 2,400
-    pixels, 2; read at rapidocr's own 2,000 pixels, 4.2% of two pages' words ('Agreexent')."""
+    file (read at its own size) missed 57 words ('Houlevard'), the image-only PDF (rendered at 2,400
+    pixels) 2."""
     import collections
 
     import pymupdf
