@@ -20,13 +20,19 @@ if TYPE_CHECKING:
 
 DET_MODEL = "PP-OCRv6_det_small.onnx"
 REC_MODEL = "PP-OCRv6_rec_small.onnx"
-# rapidocr shrinks larger images to this long side before detection (its own default): rendering
-# more pixels than this only costs time. 2400 (A4 at 200 dpi) read a rendered 9-point typewriter
-# contract better (0.35% of words missed against 4.2%) but a 200 dpi image file of it worse: read at
-# its own size, the median filter thins its strokes ('Houlevard'); left at 2000 until the clean-up
-# handles thin strokes at full size.
-MAX_SIDE = 2000
+# rapidocr shrinks larger images to this long side before detection and cuts the lines it reads out
+# of the shrunk image, so rendering more only costs time. Its own default, 2000, reads an A4 page at
+# 171 dpi, below what small print needs: 9-point typewriter type lost its 'm's ('Naze', 'Agreexent').
+# 2400 keeps A4 and Letter at 200 dpi or more. A 200 dpi image file is read at its own size, where
+# the clean-up's median would thin one-pixel strokes ('Houlevard'): ingest.scan.denoise skips the
+# median on such pages.
+MAX_SIDE = 2400
 MAX_DPI = 300.0
+# Lines are recognised one at a time, not in rapidocr's batches of 6: a batch pads every line to the
+# widest one in it, and the padding is computed too. Measured on two 200 dpi pages (30 and 81 lines,
+# 1 thread): 0.84x and 0.89x the processor time of batches of 6; batches of 16 took 1.3x and, padded
+# differently, missed 3 more words.
+REC_BATCH = 1
 MAX_THREADS = 4
 # Recognition time grows with each line's width at its fixed 48-pixel height, so pages are read
 # squeezed sideways: at 0.7 the corpus scans and rendered CUAD pages came out with no more character
@@ -53,33 +59,22 @@ def model_files() -> tuple[Path, Path]:
 class RapidOcrEngine:
     name = "rapidocr"
 
-    def __init__(self) -> None:
+    def __init__(self, max_side: int = MAX_SIDE) -> None:
+        self.max_side = max_side  # another long side only for benchmarks' side-by-side runs
         self._ocr: Any = None  # rapidocr.RapidOCR, made on the first page (text-only files never load it)
 
     def _engine(self) -> Any:
         if self._ocr is None:
             from rapidocr import RapidOCR
 
-            det, rec = model_files()
             threads = max(1, min(MAX_THREADS, usable_cores()))
-            self._ocr = RapidOCR(
-                params={
-                    "Global.log_level": "error",
-                    "Global.use_cls": False,
-                    "Global.max_side_len": MAX_SIDE,
-                    "Det.model_path": str(det),
-                    "Rec.model_path": str(rec),
-                    "EngineConfig.onnxruntime.intra_op_num_threads": threads,
-                    "EngineConfig.onnxruntime.inter_op_num_threads": 1,
-                    # rapidocr turns the arena off to give memory back between calls; a document's
-                    # pages come one after another, and reusing buffers is faster.
-                    "EngineConfig.onnxruntime.enable_cpu_mem_arena": True,
-                }
-            )
+            ocr = RapidOCR(params=engine_params(self.max_side, threads))
+            _share_recognition(ocr, threads)
+            self._ocr = ocr
         return self._ocr
 
     def work_scale(self, dpi: float, width: float, height: float) -> float:
-        return min(MAX_DPI / dpi, MAX_SIDE / max(width, height))
+        return min(MAX_DPI / dpi, self.max_side / max(width, height))
 
     def read(self, image: NDArray[Any]) -> list[OcrLine]:
         import cv2
@@ -100,6 +95,82 @@ class RapidOcrEngine:
             found = tuple(OcrWord(_box(q, stretch), t) for t, _score, q in words[i] if q is not None) if words else ()
             lines.append(OcrLine(box, " ".join(text.split()), found or _spread(box, text), float(score)))
         return lines
+
+
+def engine_params(max_side: int, threads: int) -> dict[str, Any]:
+    """rapidocr's settings for Folio's engine."""
+    det, rec = model_files()
+    return {
+        "Global.log_level": "error",
+        "Global.use_cls": False,
+        "Global.max_side_len": max_side,
+        "Det.model_path": str(det),
+        "Rec.model_path": str(rec),
+        "Rec.rec_batch_num": REC_BATCH,
+        "EngineConfig.onnxruntime.intra_op_num_threads": threads,
+        "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+        # rapidocr turns the arena off to give memory back between calls; a document's pages come
+        # one after another, and reusing buffers is faster.
+        "EngineConfig.onnxruntime.enable_cpu_mem_arena": True,
+    }
+
+
+def _share_recognition(ocr: Any, workers: int) -> None:
+    """Detection runs on `workers` threads inside onnxruntime; recognition instead gives each of
+    `workers` threads its own lines, each line on one thread. A single 48-pixel line is too small a
+    job to split well: on two pages (1 thread each) two threads within each line cost 1.5x the
+    processor time of one, and on shared cores they wait on each other. Relies on rapidocr 3.x's
+    lazily loaded models (`_load_det_model`, `_load_rec_model`, `text_rec`); another version keeps
+    its own recogniser, read line after line."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    engine_cfg = getattr(getattr(ocr, "cfg", None), "EngineConfig", None)
+    if workers < 2 or engine_cfg is None or not hasattr(ocr, "_load_rec_model"):
+        return
+    ocr._load_det_model()  # made with `workers` threads
+    engine_cfg.onnxruntime.intra_op_num_threads = 1
+    ocr._load_rec_model()
+    ocr.text_rec = _SharedRecognition(ocr.text_rec, ThreadPoolExecutor(workers, thread_name_prefix="ocr-rec"), workers)
+
+
+class _SharedRecognition:
+    """rapidocr's recogniser with a page's lines dealt out to worker threads (onnxruntime runs one
+    session from several threads at once); the results come back in the lines' order."""
+
+    def __init__(self, recogniser: Any, pool: Any, workers: int) -> None:
+        self._recogniser, self._pool, self._workers = recogniser, pool, workers
+
+    def __call__(self, args: Any) -> Any:
+        from rapidocr.ch_ppocr_rec.typings import TextRecInput, TextRecOutput
+
+        images = list(args.img) if isinstance(args.img, list | tuple) else [args.img]
+        if len(images) < 2:
+            return self._recogniser(args)
+        # Dealt in order of width, so every worker gets short and long lines alike.
+        order = sorted(range(len(images)), key=lambda i: images[i].shape[1] / max(1, images[i].shape[0]))
+        shares = [order[k :: self._workers] for k in range(self._workers)]
+        outputs = list(
+            self._pool.map(
+                lambda share: self._recogniser(
+                    TextRecInput(img=[images[i] for i in share], return_word_box=args.return_word_box)
+                ),
+                shares,
+            )
+        )
+        txts: list[Any] = [None] * len(images)
+        scores: list[Any] = [None] * len(images)
+        words: list[Any] = [None] * len(images)
+        for share, out in zip(shares, outputs, strict=True):
+            for at, i in enumerate(share):
+                txts[i], scores[i], words[i] = out.txts[at], out.scores[at], out.word_results[at]
+        return TextRecOutput(
+            imgs=images,
+            txts=tuple(txts),
+            scores=scores,
+            word_results=tuple(words),
+            elapse=max(out.elapse or 0.0 for out in outputs),
+            viser=outputs[0].viser,
+        )
 
 
 def usable_cores() -> int:

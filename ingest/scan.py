@@ -28,6 +28,13 @@ TURN_90_RATIO = 1.3
 FLIP_RATIO = 0.6
 FLIP_FLOOR = 0.2
 COLOUR_SATURATION = 24  # mean HSV saturation above which a scan keeps its colour (stamps, signatures)
+# The 3x3 median runs on a page only if it keeps this share of the ink outside specks. Measured
+# (200 dpi renders): 9-point typewriter type keeps 25%, 10-point text faces 76-84%, the corpus' 300 dpi
+# bilevel scans and large print 97-99%.
+MEDIAN_KEEPS = 0.9
+# Ink blobs of at most this many pixels are specks. Not more: at 200 dpi the dot of an 'i' and a
+# typewriter's full stop are 2-4 pixels.
+SPECK_PIXELS = 1
 
 
 @dataclass(frozen=True)
@@ -214,11 +221,36 @@ def apply_orientation(image: Image, orientation: Orientation) -> Image:
 
 
 def denoise(image: Image) -> Image:
-    import cv2
+    """Scanner specks out, strokes kept.
 
-    # A 3x3 median removes scanner specks and salt-and-pepper noise but keeps strokes; the
-    # non-local-means filter cleans more and costs ~50x the time per page.
-    return cv2.medianBlur(image, 3)
+    A 3x3 median removes specks and salt-and-pepper noise, and smooths the paper's grain, but it also
+    erases any stroke one pixel wide: 9-point typewriter type at 170-200 dpi loses three quarters of
+    its ink to it ('Houlevard', 'Agreexent'). So the median runs only on a page whose strokes it
+    keeps (MEDIAN_KEEPS of the ink that is not specks); on any other page only the specks go (ink
+    in blobs of at most SPECK_PIXELS pixels), and every stroke keeps all of its ink. The
+    non-local-means filter cleans more and costs ~50x the median's time per page.
+    """
+    import cv2
+    import numpy as np
+
+    median = cv2.medianBlur(image, 3)
+    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    gray_median = median if median.ndim == 2 else cv2.cvtColor(median, cv2.COLOR_BGR2GRAY)
+    threshold, ink = cv2.threshold(gray, 0, 1, cv2.THRESH_BINARY_INV | cv2.THRESH_OTSU)
+    inked = gray_median <= threshold
+    if ink.mean() > 0.5:  # light text on a dark background
+        ink, inked = 1 - ink, ~inked
+    _count, labels, stats, _centres = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    small = stats[:, cv2.CC_STAT_AREA] <= SPECK_PIXELS
+    small[0] = False  # label 0 is the paper
+    specks = small[labels]
+    strokes = ink.astype(bool) & ~specks
+    total = int(np.count_nonzero(strokes))
+    if total == 0 or np.count_nonzero(strokes & inked) >= MEDIAN_KEEPS * total:
+        return median
+    cleaned = image.copy()
+    cleaned[specks] = median[specks]  # a speck's 3x3 median is the paper around it
+    return cleaned
 
 
 def stretch_contrast(image: Image) -> Image:
