@@ -15,8 +15,11 @@ Measured: per short-answer field, how many contracts are answered correctly (rul
 benchmarks/cuad_compare.py); for the yes/no clauses, precision and recall of "present" over the
 contract x category pairs; each cell's verdict (app/citations/grounding.py, the chat's), and how often a
 cell marked quoted or supported points at a page that lacks CUAD's evidence; and time per document.
-GOOSEHEAD (115 pages, ~75K tokens) does not fit the model's 32K context: a plain 'too long' for the
-chat and the extraction alike, counted as a wrong answer for every field, even where CUAD has none.
+GOOSEHEAD (115 pages, ~75K tokens) does not fit the model's 32K context. It goes through the app's
+own path, as a user's document would: the extraction reads the pages a word search ranks highest for
+the template's fields (app/extraction/runner.py, cells flagged partial_document); the chat refuses
+with its plain 'the selection needs about N tokens but the model holds 32,768', which counts as a
+wrong answer for every question, even where CUAD has none.
 
 The model's raw outputs are cached on disk (keyed by the model's sha256, the whole prompt, the
 answer format and the sampling), so re-grading (parsing, grounding, comparing) needs no model;
@@ -37,6 +40,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -286,22 +290,20 @@ def run_document(ctx: Any, engine: RecordingEngine, contract: Contract, template
         return value
 
     print(f"... {doc.title}: {doc.page_count} pages, ~{doc.token_estimate:,} tokens", file=sys.stderr, flush=True)
-    context = ctx.models.active(ctx.settings).facts.context_length
-    if doc.token_estimate > context:
-        # Far over the model's context (GOOSEHEAD: 115 pages, ~75K tokens for 32K): a plain 'too
-        # long' for every field and question, each counted as not answered.
-        note = f"too long: ~{doc.token_estimate:,} tokens for a {context:,}-token context"
-        result.read_as = "too long"
-        for design in [d for d in DESIGNS if d in parts]:
-            result.cells[design] = {
-                f.key: {"found": False, "value": "", "note": note, "verdict": ""} for f in template.fields
-            }
-        result.chat = {category: ShortAnswer(False, "", note=note) for category in SHORT}
-        return result
+    # A document over the model's context (GOOSEHEAD: 115 pages, ~75K tokens for 32K) goes through the
+    # app's own path, as a user's would: the extraction reads the pages a word search ranks highest for
+    # the template's fields and flags its cells (partial_document); the chat gives its own answer below.
     run_id = service.start_run(template, [doc.id], resume=False)
+    notes: list[str] = []
 
     def extract() -> None:
-        service.run(run_id, [doc.id])
+        from app.engine.session import Progress
+
+        def heard(event: Any) -> None:
+            if isinstance(event, Progress) and "chosen by word search" in event.text:
+                notes.append(event.text.removeprefix(f"{doc.title}: "))
+
+        service.run(run_id, [doc.id], heard)
 
     timed("evidence first", extract)
     table = service.table(run_id)
@@ -311,13 +313,33 @@ def run_document(ctx: Any, engine: RecordingEngine, contract: Contract, template
         assert cell is not None
         result.cells["evidence first"][f.key] = cell.to_dict()
         if "partial_document" in cell.flags:
-            result.read_as = "pages chosen by word search"
+            result.read_as = _pages_read(notes[0]) if notes else "pages chosen by word search"
+    _show(contract, result.cells["evidence first"])
     if DESIGNS[0] in parts:
         result.cells[DESIGNS[0]] = timed(DESIGNS[0], lambda: baseline_cells(ctx, service, doc.id, template))
     if "chat" not in parts:
         return result
     result.chat, result.seconds["chat"] = chat_answers(ctx, engine, doc, cached_only="--cached-only" in parts)
     return result
+
+
+def _pages_read(note: str) -> str:
+    """'only 52 of 115 pages (1-4, 9, ...), chosen by word search ...' -> '52 of 115 pages by word search'."""
+    match = re.search(r"only (\d+) of (\d+) pages", note)
+    return f"{match[1]} of {match[2]} pages by word search" if match else "pages chosen by word search"
+
+
+def _show(contract: Contract, cells: dict[str, dict[str, Any]]) -> None:
+    """Each short answer beside CUAD's, as it comes (stderr): what a per-field failure looks like."""
+    for category, (key, _question) in SHORT.items():
+        cell = cells.get(key)
+        if cell is None:
+            continue
+        ok = short_correct(contract, category, cell["found"], cell["value"]) and not cell.get("note")
+        said = repr(cell["value"][:80]) if cell["found"] else "not stated"
+        where = f" ({cell['verdict']}, p. {cell.get('page')})" if cell["found"] else ""
+        truth = contract.answers[category] or ("none" + (", clause marked" if contract.clauses.get(category) else ""))
+        print(f"    {'right' if ok else 'WRONG'} {category}: {said}{where}; CUAD: {truth[:80]}", file=sys.stderr)
 
 
 def chat_answers(
