@@ -81,6 +81,8 @@ class PageChoice:
 
 
 def _ranges(pages: Sequence[int]) -> str:
+    if not pages:  # the runner measures the prompt with no page at all before it chooses any
+        return "none"
     out: list[str] = []
     start = prev = pages[0]
     for p in [*pages[1:], None]:

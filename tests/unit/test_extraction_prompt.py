@@ -110,6 +110,8 @@ def test_the_request_starts_with_the_chat_prefix_and_names_its_pages(ctx: AppCon
     system = partial[0].content
     assert "[p. 4]" in system and "[p. 5]" not in system and "chosen by word search" in system
     assert PageChoice().note() == "" and not PageChoice().partial
+    # The runner measures the prompt with no page at all before it chooses: that must render too.
+    assert PageChoice((), 5).note().startswith("only 0 of 5 pages (none), chosen by word search")
 
 
 def test_a_short_answer_is_asked_plainly_first_then_its_form_follows(ctx: AppContext, tmp_path: Path) -> None:
