@@ -26,9 +26,9 @@ answer format and the sampling), so re-grading (parsing, grounding, comparing) n
 --fresh asks everything anew.
 
 Run: .venv/bin/python benchmarks/bench_extraction_quality.py (make eval). While collecting: --fields short|yes_no,
---clauses KEY,KEY (yes/no clauses to ask), --only / --skip SUBSTRING (contracts), --no-chat, --baseline (today's
-design too), --cached-only (grade what the cache holds, never ask), --fresh (ask everything anew), --no-write /
---write (RESULTS.md).
+--clauses KEY,KEY (yes/no clauses to ask), --short KEY,KEY (short answers to ask), --only / --skip A,B (parts of
+contract file names), --no-chat, --baseline (today's design too), --cached-only (grade what the cache holds, never
+ask), --fresh (ask everything anew), --no-write / --write (RESULTS.md).
 """
 
 from __future__ import annotations
@@ -319,7 +319,8 @@ def run_document(ctx: Any, engine: RecordingEngine, contract: Contract, template
         result.cells[DESIGNS[0]] = timed(DESIGNS[0], lambda: baseline_cells(ctx, service, doc.id, template))
     if "chat" not in parts:
         return result
-    result.chat, result.seconds["chat"] = chat_answers(ctx, engine, doc, cached_only="--cached-only" in parts)
+    asked = [c for c, (k, _q) in SHORT.items() if k in result.cells["evidence first"]]
+    result.chat, result.seconds["chat"] = chat_answers(ctx, engine, doc, asked, cached_only="--cached-only" in parts)
     return result
 
 
@@ -343,7 +344,7 @@ def _show(contract: Contract, cells: dict[str, dict[str, Any]]) -> None:
 
 
 def chat_answers(
-    ctx: Any, engine: RecordingEngine, doc: Any, *, cached_only: bool
+    ctx: Any, engine: RecordingEngine, doc: Any, categories: list[str], *, cached_only: bool
 ) -> tuple[dict[str, ShortAnswer], float]:
     """The chat's answers to the short-answer questions, as bench_grounding keys and stores them: read
     from its cache or ours, else asked (a new conversation each) and kept in ours."""
@@ -357,7 +358,8 @@ def chat_answers(
     answers: dict[str, ShortAnswer] = {}
     seconds = 0.0
     chat: ChatService | None = None
-    for category, (_key, question) in SHORT.items():
+    for category in categories:
+        question = SHORT[category][1]
         name = f"{chat_key(instructions, doc.sha256, question, str(MAX_ANSWER_TOKENS))}.json"
         saved = next((d / name for d in (grounding_cache() / engine.model_sha[:16], ours) if (d / name).exists()), None)
         if saved is None and cached_only:
@@ -417,7 +419,8 @@ def score(ctx: Any, results: list[DocResult], template: Any, parts: set[str], le
         f"{measured} CUAD contracts of ../shared/corpus/contracts_pdf against CUAD's expert labels, with the real "
         f"{MODEL_LABEL} (benchmarks/eval_model.py), greedy, {_threads(ctx.settings.threads)} on the 2-core "
         f"machine (times are wall seconds, load average {os.getloadavg()[0]:.1f} at the end). "
-        f"Fields: the {len(SHORT)} short answers and {len(yes_no)} of the template's 33 yes/no clauses. "
+        f"Fields: {len(template.fields) - len(yes_no)} of the {len(SHORT)} short answers and {len(yes_no)} of the "
+        "template's 33 yes/no clauses. "
         "Comparison rules: "
         "benchmarks/cuad_compare.py (dates and durations read by app/citations/normalise.py). Raw answers come "
         "from the model or its on-disk cache (keyed by model sha256, the whole prompt, the answer format and "
@@ -489,7 +492,8 @@ def short_table(
         "| --- | " + " | ".join("---:" for _ in columns) + " |",
     ]
     right: dict[tuple[str, str, str], bool] = {}  # (column, contract, category) -> answered right
-    for category, (key, _question) in SHORT.items():
+    asked = [(c, k) for c, (k, _q) in SHORT.items() if any(k in r.cells[d] for r in results for d in designs)]
+    for category, key in asked:
         for r in results:
             for design in designs:
                 cell = r.cells[design][key]
@@ -512,7 +516,7 @@ def short_table(
         got = sum(right[column, f, c] for f, c in pairs)
         return f"**{got / len(pairs):.0%}** ({got}/{len(pairs)})" if pairs else "-"
 
-    everything = [(r.contract.filename, c) for r in results for c in SHORT]
+    everything = [(r.contract.filename, c) for r in results for c, _k in asked]
     chat_pairs = [(f, c) for f, c in everything if ("chat", f, c) in right]
     figures["short"] = (sum(right["evidence first", f, c] for f, c in everything), len(everything))
     if chat_pairs:
@@ -626,7 +630,7 @@ def time_table(results: list[DocResult], designs: list[str], chat_on: bool, fiel
     columns = [*designs, *(["chat"] if chat_on else [])]
     lines = [
         "",
-        f"### Time per document (wall seconds for all {fields} fields; chat: the {len(SHORT)} short questions)",
+        f"### Time per document (wall seconds for all {fields} fields; chat: the same short questions)",
         "",
         "| contract | pages | tokens (est.) | read as | " + " | ".join(columns) + " |",
         "| --- | ---: | ---: | --- | " + " | ".join("---:" for _ in columns) + " |",
@@ -650,10 +654,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Extraction against CUAD's labels with the real 1.5B model.")
     parser.add_argument("--fresh", action="store_true", help="ask the model again (and read every document anew)")
     parser.add_argument("--cached-only", action="store_true", help="grade only the answers already cached")
-    parser.add_argument("--only", default="", help="only the contracts whose file name holds this")
+    parser.add_argument("--only", default="", help="only the contracts whose file name holds one of these (a,b)")
     parser.add_argument("--skip", default="", help="comma-separated parts of file names to leave out")
     parser.add_argument("--fields", choices=("all", "short", "yes_no"), default="all")
     parser.add_argument("--clauses", default="", help="comma-separated yes/no clause keys to ask")
+    parser.add_argument("--short", default="", help="comma-separated short-answer keys to ask (default: all 8)")
     parser.add_argument("--no-chat", action="store_true", help="do not ask the chat the same questions")
     parser.add_argument("--baseline", action="store_true", help="also run the first request design")
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (1 on a shared machine)")
@@ -679,20 +684,28 @@ def main(argv: list[str]) -> int:
         template = TemplateStore.for_config(ctx.paths.config_dir).get("contract_review")
         kinds = args.fields
         clauses = [c for c in args.clauses.split(",") if c]
+        shorts = [c for c in args.short.split(",") if c]
+        unknown = sorted(set(shorts) - {key for key, _question in SHORT.values()})
+        if unknown:
+            print(f"bench_extraction_quality: no short answer {unknown[0]!r}", file=sys.stderr)
+            return 2
         keep = tuple(
             f
             for f in template.fields
-            if (kinds == "all" or f.yes_no == (kinds == "yes_no")) and (not f.yes_no or not clauses or f.key in clauses)
+            if (kinds == "all" or f.yes_no == (kinds == "yes_no"))
+            and (not f.yes_no or not clauses or f.key in clauses)
+            and (f.yes_no or not shorts or f.key in shorts)
         )
         template = dataclasses.replace(template, fields=keep)
         parts = {"evidence first", *(() if args.no_chat else ("chat",))}
         parts |= {DESIGNS[0]} if args.baseline else set()
         parts |= {"--cached-only"} if engine.cached_only else set()
         skip = [s for s in args.skip.lower().split(",") if s]
+        wanted = [o for o in only.lower().split(",") if o] or [""]
         contracts = [
             c
             for c in read_contracts()
-            if only.lower() in c.filename.lower() and not any(s in c.filename.lower() for s in skip)
+            if any(o in c.filename.lower() for o in wanted) and not any(s in c.filename.lower() for s in skip)
         ]
         # Small contracts first: the first figures arrive early, the long one comes last.
         contracts.sort(key=lambda c: c.path.stat().st_size)
@@ -723,7 +736,7 @@ def main(argv: list[str]) -> int:
         engine.close()
         ctx.close()
     print("\n".join(lines))
-    if args.write or (not args.no_write and not only and not skip and kinds == "all" and not clauses):
+    if args.write or (not args.no_write and not only and not skip and kinds == "all" and not clauses and not shorts):
         write_section(HEADING, lines)
     return 0
 
