@@ -492,8 +492,8 @@ def short_table(
         "| --- | " + " | ".join("---:" for _ in columns) + " |",
     ]
     right: dict[tuple[str, str, str], bool] = {}  # (column, contract, category) -> answered right
-    asked = [(c, k) for c, (k, _q) in SHORT.items() if any(k in r.cells[d] for r in results for d in designs)]
-    for category, key in asked:
+    categories = [(c, k) for c, (k, _q) in SHORT.items() if any(k in r.cells[d] for r in results for d in designs)]
+    for category, key in categories:
         for r in results:
             for design in designs:
                 cell = r.cells[design][key]
@@ -516,7 +516,7 @@ def short_table(
         got = sum(right[column, f, c] for f, c in pairs)
         return f"**{got / len(pairs):.0%}** ({got}/{len(pairs)})" if pairs else "-"
 
-    everything = [(r.contract.filename, c) for r in results for c, _k in asked]
+    everything = [(r.contract.filename, c) for r in results for c, _k in categories]
     chat_pairs = [(f, c) for f, c in everything if ("chat", f, c) in right]
     figures["short"] = (sum(right["evidence first", f, c] for f, c in everything), len(everything))
     if chat_pairs:

@@ -206,9 +206,7 @@ def test_contract_review_gives_a_41_column_table(starter_home: Path, tmp_path: P
     assert sheet.max_column == 2 + 41 and sheet.max_row == 2
 
 
-def test_a_document_over_the_context_is_read_by_its_best_pages_and_says_so(
-    starter_home: Path, tmp_path: Path
-) -> None:
+def test_a_document_over_the_context_is_read_by_its_best_pages_and_says_so(starter_home: Path, tmp_path: Path) -> None:
     """A contract longer than the model's context (here: the user's context limit) is extracted from the
     pages a word search ranks highest for the fields, the first page always; every cell says so. This
     path broke on its first real long contract (GOOSEHEAD, 115 pages): measuring the prompt without any
