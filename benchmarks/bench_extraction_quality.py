@@ -15,17 +15,20 @@ Measured: per short-answer field, how many contracts are answered correctly (rul
 benchmarks/cuad_compare.py); for the yes/no clauses, precision and recall of "present" over the
 contract x category pairs; each cell's verdict (app/citations/grounding.py, the chat's), and how often a
 cell marked quoted or supported points at a page that lacks CUAD's evidence; and time per document.
-GOOSEHEAD (115 pages, ~75K tokens) does not fit the model's 32K context: a plain 'too long' for the
-chat and the extraction alike, counted as a wrong answer for every field, even where CUAD has none.
+GOOSEHEAD (115 pages, ~75K tokens) does not fit the model's 32K context. It goes through the app's
+own path, as a user's document would: the extraction reads the pages a word search ranks highest for
+the template's fields (app/extraction/runner.py, cells flagged partial_document); the chat refuses
+with its plain 'the selection needs about N tokens but the model holds 32,768', which counts as a
+wrong answer for every question, even where CUAD has none.
 
 The model's raw outputs are cached on disk (keyed by the model's sha256, the whole prompt, the
 answer format and the sampling), so re-grading (parsing, grounding, comparing) needs no model;
 --fresh asks everything anew.
 
 Run: .venv/bin/python benchmarks/bench_extraction_quality.py (make eval). While collecting: --fields short|yes_no,
---clauses KEY,KEY (yes/no clauses to ask), --only / --skip SUBSTRING (contracts), --no-chat, --baseline (today's
-design too), --cached-only (grade what the cache holds, never ask), --fresh (ask everything anew), --no-write /
---write (RESULTS.md).
+--clauses KEY,KEY (yes/no clauses to ask), --short KEY,KEY (short answers to ask), --only / --skip A,B (parts of
+contract file names), --no-chat, --baseline (today's design too), --cached-only (grade what the cache holds, never
+ask), --fresh (ask everything anew), --no-write / --write (RESULTS.md).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -286,22 +290,20 @@ def run_document(ctx: Any, engine: RecordingEngine, contract: Contract, template
         return value
 
     print(f"... {doc.title}: {doc.page_count} pages, ~{doc.token_estimate:,} tokens", file=sys.stderr, flush=True)
-    context = ctx.models.active(ctx.settings).facts.context_length
-    if doc.token_estimate > context:
-        # Far over the model's context (GOOSEHEAD: 115 pages, ~75K tokens for 32K): a plain 'too
-        # long' for every field and question, each counted as not answered.
-        note = f"too long: ~{doc.token_estimate:,} tokens for a {context:,}-token context"
-        result.read_as = "too long"
-        for design in [d for d in DESIGNS if d in parts]:
-            result.cells[design] = {
-                f.key: {"found": False, "value": "", "note": note, "verdict": ""} for f in template.fields
-            }
-        result.chat = {category: ShortAnswer(False, "", note=note) for category in SHORT}
-        return result
+    # A document over the model's context (GOOSEHEAD: 115 pages, ~75K tokens for 32K) goes through the
+    # app's own path, as a user's would: the extraction reads the pages a word search ranks highest for
+    # the template's fields and flags its cells (partial_document); the chat gives its own answer below.
     run_id = service.start_run(template, [doc.id], resume=False)
+    notes: list[str] = []
 
     def extract() -> None:
-        service.run(run_id, [doc.id])
+        from app.engine.session import Progress
+
+        def heard(event: Any) -> None:
+            if isinstance(event, Progress) and "chosen by word search" in event.text:
+                notes.append(event.text.removeprefix(f"{doc.title}: "))
+
+        service.run(run_id, [doc.id], heard)
 
     timed("evidence first", extract)
     table = service.table(run_id)
@@ -311,17 +313,38 @@ def run_document(ctx: Any, engine: RecordingEngine, contract: Contract, template
         assert cell is not None
         result.cells["evidence first"][f.key] = cell.to_dict()
         if "partial_document" in cell.flags:
-            result.read_as = "pages chosen by word search"
+            result.read_as = _pages_read(notes[0]) if notes else "pages chosen by word search"
+    _show(contract, result.cells["evidence first"])
     if DESIGNS[0] in parts:
         result.cells[DESIGNS[0]] = timed(DESIGNS[0], lambda: baseline_cells(ctx, service, doc.id, template))
     if "chat" not in parts:
         return result
-    result.chat, result.seconds["chat"] = chat_answers(ctx, engine, doc, cached_only="--cached-only" in parts)
+    asked = [c for c, (k, _q) in SHORT.items() if k in result.cells["evidence first"]]
+    result.chat, result.seconds["chat"] = chat_answers(ctx, engine, doc, asked, cached_only="--cached-only" in parts)
     return result
 
 
+def _pages_read(note: str) -> str:
+    """'only 52 of 115 pages (1-4, 9, ...), chosen by word search ...' -> '52 of 115 pages by word search'."""
+    match = re.search(r"only (\d+) of (\d+) pages", note)
+    return f"{match[1]} of {match[2]} pages by word search" if match else "pages chosen by word search"
+
+
+def _show(contract: Contract, cells: dict[str, dict[str, Any]]) -> None:
+    """Each short answer beside CUAD's, as it comes (stderr): what a per-field failure looks like."""
+    for category, (key, _question) in SHORT.items():
+        cell = cells.get(key)
+        if cell is None:
+            continue
+        ok = short_correct(contract, category, cell["found"], cell["value"]) and not cell.get("note")
+        said = repr(cell["value"][:80]) if cell["found"] else "not stated"
+        where = f" ({cell['verdict']}, p. {cell.get('page')})" if cell["found"] else ""
+        truth = contract.answers[category] or ("none" + (", clause marked" if contract.clauses.get(category) else ""))
+        print(f"    {'right' if ok else 'WRONG'} {category}: {said}{where}; CUAD: {truth[:80]}", file=sys.stderr)
+
+
 def chat_answers(
-    ctx: Any, engine: RecordingEngine, doc: Any, *, cached_only: bool
+    ctx: Any, engine: RecordingEngine, doc: Any, categories: list[str], *, cached_only: bool
 ) -> tuple[dict[str, ShortAnswer], float]:
     """The chat's answers to the short-answer questions, as bench_grounding keys and stores them: read
     from its cache or ours, else asked (a new conversation each) and kept in ours."""
@@ -335,7 +358,8 @@ def chat_answers(
     answers: dict[str, ShortAnswer] = {}
     seconds = 0.0
     chat: ChatService | None = None
-    for category, (_key, question) in SHORT.items():
+    for category in categories:
+        question = SHORT[category][1]
         name = f"{chat_key(instructions, doc.sha256, question, str(MAX_ANSWER_TOKENS))}.json"
         saved = next((d / name for d in (grounding_cache() / engine.model_sha[:16], ours) if (d / name).exists()), None)
         if saved is None and cached_only:
@@ -395,7 +419,8 @@ def score(ctx: Any, results: list[DocResult], template: Any, parts: set[str], le
         f"{measured} CUAD contracts of ../shared/corpus/contracts_pdf against CUAD's expert labels, with the real "
         f"{MODEL_LABEL} (benchmarks/eval_model.py), greedy, {_threads(ctx.settings.threads)} on the 2-core "
         f"machine (times are wall seconds, load average {os.getloadavg()[0]:.1f} at the end). "
-        f"Fields: the {len(SHORT)} short answers and {len(yes_no)} of the template's 33 yes/no clauses. "
+        f"Fields: {len(template.fields) - len(yes_no)} of the {len(SHORT)} short answers and {len(yes_no)} of the "
+        "template's 33 yes/no clauses. "
         "Comparison rules: "
         "benchmarks/cuad_compare.py (dates and durations read by app/citations/normalise.py). Raw answers come "
         "from the model or its on-disk cache (keyed by model sha256, the whole prompt, the answer format and "
@@ -467,7 +492,8 @@ def short_table(
         "| --- | " + " | ".join("---:" for _ in columns) + " |",
     ]
     right: dict[tuple[str, str, str], bool] = {}  # (column, contract, category) -> answered right
-    for category, (key, _question) in SHORT.items():
+    categories = [(c, k) for c, (k, _q) in SHORT.items() if any(k in r.cells[d] for r in results for d in designs)]
+    for category, key in categories:
         for r in results:
             for design in designs:
                 cell = r.cells[design][key]
@@ -490,7 +516,7 @@ def short_table(
         got = sum(right[column, f, c] for f, c in pairs)
         return f"**{got / len(pairs):.0%}** ({got}/{len(pairs)})" if pairs else "-"
 
-    everything = [(r.contract.filename, c) for r in results for c in SHORT]
+    everything = [(r.contract.filename, c) for r in results for c, _k in categories]
     chat_pairs = [(f, c) for f, c in everything if ("chat", f, c) in right]
     figures["short"] = (sum(right["evidence first", f, c] for f, c in everything), len(everything))
     if chat_pairs:
@@ -604,7 +630,7 @@ def time_table(results: list[DocResult], designs: list[str], chat_on: bool, fiel
     columns = [*designs, *(["chat"] if chat_on else [])]
     lines = [
         "",
-        f"### Time per document (wall seconds for all {fields} fields; chat: the {len(SHORT)} short questions)",
+        f"### Time per document (wall seconds for all {fields} fields; chat: the same short questions)",
         "",
         "| contract | pages | tokens (est.) | read as | " + " | ".join(columns) + " |",
         "| --- | ---: | ---: | --- | " + " | ".join("---:" for _ in columns) + " |",
@@ -628,10 +654,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Extraction against CUAD's labels with the real 1.5B model.")
     parser.add_argument("--fresh", action="store_true", help="ask the model again (and read every document anew)")
     parser.add_argument("--cached-only", action="store_true", help="grade only the answers already cached")
-    parser.add_argument("--only", default="", help="only the contracts whose file name holds this")
+    parser.add_argument("--only", default="", help="only the contracts whose file name holds one of these (a,b)")
     parser.add_argument("--skip", default="", help="comma-separated parts of file names to leave out")
     parser.add_argument("--fields", choices=("all", "short", "yes_no"), default="all")
     parser.add_argument("--clauses", default="", help="comma-separated yes/no clause keys to ask")
+    parser.add_argument("--short", default="", help="comma-separated short-answer keys to ask (default: all 8)")
     parser.add_argument("--no-chat", action="store_true", help="do not ask the chat the same questions")
     parser.add_argument("--baseline", action="store_true", help="also run the first request design")
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (1 on a shared machine)")
@@ -657,20 +684,28 @@ def main(argv: list[str]) -> int:
         template = TemplateStore.for_config(ctx.paths.config_dir).get("contract_review")
         kinds = args.fields
         clauses = [c for c in args.clauses.split(",") if c]
+        shorts = [c for c in args.short.split(",") if c]
+        unknown = sorted(set(shorts) - {key for key, _question in SHORT.values()})
+        if unknown:
+            print(f"bench_extraction_quality: no short answer {unknown[0]!r}", file=sys.stderr)
+            return 2
         keep = tuple(
             f
             for f in template.fields
-            if (kinds == "all" or f.yes_no == (kinds == "yes_no")) and (not f.yes_no or not clauses or f.key in clauses)
+            if (kinds == "all" or f.yes_no == (kinds == "yes_no"))
+            and (not f.yes_no or not clauses or f.key in clauses)
+            and (f.yes_no or not shorts or f.key in shorts)
         )
         template = dataclasses.replace(template, fields=keep)
         parts = {"evidence first", *(() if args.no_chat else ("chat",))}
         parts |= {DESIGNS[0]} if args.baseline else set()
         parts |= {"--cached-only"} if engine.cached_only else set()
         skip = [s for s in args.skip.lower().split(",") if s]
+        wanted = [o for o in only.lower().split(",") if o] or [""]
         contracts = [
             c
             for c in read_contracts()
-            if only.lower() in c.filename.lower() and not any(s in c.filename.lower() for s in skip)
+            if any(o in c.filename.lower() for o in wanted) and not any(s in c.filename.lower() for s in skip)
         ]
         # Small contracts first: the first figures arrive early, the long one comes last.
         contracts.sort(key=lambda c: c.path.stat().st_size)
@@ -701,7 +736,7 @@ def main(argv: list[str]) -> int:
         engine.close()
         ctx.close()
     print("\n".join(lines))
-    if args.write or (not args.no_write and not only and not skip and kinds == "all" and not clauses):
+    if args.write or (not args.no_write and not only and not skip and kinds == "all" and not clauses and not shorts):
         write_section(HEADING, lines)
     return 0
 

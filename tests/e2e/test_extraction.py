@@ -204,3 +204,38 @@ def test_contract_review_gives_a_41_column_table(starter_home: Path, tmp_path: P
     assert code == 0, err
     sheet = load_workbook(out_file)["Table"]
     assert sheet.max_column == 2 + 41 and sheet.max_row == 2
+
+
+def test_a_document_over_the_context_is_read_by_its_best_pages_and_says_so(starter_home: Path, tmp_path: Path) -> None:
+    """A contract longer than the model's context (here: the user's context limit) is extracted from the
+    pages a word search ranks highest for the fields, the first page always; every cell says so. This
+    path broke on its first real long contract (GOOSEHEAD, 115 pages): measuring the prompt without any
+    page named an empty page list."""
+    from app.extraction.cells import PARTIAL_DOCUMENT
+    from app.extraction.runner import ExtractionService, RunFinished
+    from app.extraction.templates import TemplateStore
+
+    (starter_home / "config" / "settings.toml").write_text(
+        "schema_version = 1\nmax_answer_tokens = 48\nread_ahead = false\ncontext_cap = 2560\n"
+        "[extraction]\nvalue_chars = 12\nquote_chars = 40\n"
+    )
+    _import_template(starter_home, tmp_path, FIELDS[:1])  # Governing Law
+    filler = "The Supplier shall deliver the goods described in the order forms in good condition. " * 6
+    pages = [f"MASTER SUPPLY AGREEMENT\nPage one. {filler}", *[f"{filler}" for _ in range(2, 31)]]
+    pages[22] = f"Governing law: this Agreement is governed by the law of the State of Texas. {filler}"
+    ctx = open_app()
+    service = ExtractionService(ctx)
+    try:
+        doc = ctx.library.add(make_text_pdf(tmp_path / "long.pdf", pages)).document
+        template = TemplateStore.for_config(ctx.paths.config_dir).get("short")
+        run_id = service.start_run(template, [doc.id])
+        finished = service.run(run_id)
+        cell = service.table(run_id).cell(doc.id, "governing_law")
+    finally:
+        service.close()
+    assert finished == RunFinished(run_id, "complete", 1, 1)
+    assert cell is not None and PARTIAL_DOCUMENT in cell.flags
+    details = [r.details for r in ctx.audit.entries() if r.action == "extraction"]
+    read = details[0]["pages_read"]
+    assert 1 in read and 23 in read and len(read) < 30  # the first page, the law's page, not all of it
+    ctx.close()

@@ -110,6 +110,31 @@ def test_the_request_starts_with_the_chat_prefix_and_names_its_pages(ctx: AppCon
     system = partial[0].content
     assert "[p. 4]" in system and "[p. 5]" not in system and "chosen by word search" in system
     assert PageChoice().note() == "" and not PageChoice().partial
+    # The runner measures the prompt with no page at all before it chooses: that must render too.
+    assert PageChoice((), 5).note().startswith("only 0 of 5 pages (none), chosen by word search")
+
+
+def test_a_long_document_is_read_from_its_opening_then_by_word_search(
+    ctx: AppContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The term and its renewal stand early in a contract; riders at the back repeat the search's words
+    and win the word search. The opening pages (up to a share of the budget) are read first."""
+    from app.extraction import prompt
+
+    filler = "The Franchisee shall operate the business in accordance with the manual. " * 5
+    pages = [f"FRANCHISE AGREEMENT {filler}", f"Term. The term is ten years. You may renew once. {filler}"]
+    pages += [f"{filler}" for _ in range(3, 9)]
+    pages += [f"State rider: renewal, renewal notice, renewal of the franchise, renewal fee. {filler}"] * 12
+    doc = ctx.library.add(make_text_pdf(tmp_path / "franchise.pdf", pages)).document
+    renewal = TemplateField("renewal_term", "Renewal Term", "How long it renews for.", search="renew renewal")
+    per_page = doc.token_estimate / len(pages)
+    budget = int(per_page * 14.5)  # about 13 of 20 pages fit; 15% of that holds the first page and one more
+    today = choose_pages(ctx, doc.id, [renewal], budget)
+    assert today.pages is not None and today.pages[:2] == (1, 2) and len(today.pages) >= 10
+    assert set(today.pages[2:]) < set(range(9, 21))  # then the word search's pages, the riders
+    monkeypatch.setattr(prompt, "OPENING_SHARE", 0.0)  # the word search alone: the riders, not the term
+    searched = choose_pages(ctx, doc.id, [renewal], budget)
+    assert searched.pages is not None and 1 in searched.pages and 2 not in searched.pages
 
 
 def test_a_short_answer_is_asked_plainly_first_then_its_form_follows(ctx: AppContext, tmp_path: Path) -> None:
