@@ -30,8 +30,8 @@ MAX_SIDE = 2400
 MAX_DPI = 300.0
 # Lines are recognised one at a time, not in rapidocr's batches of 6: a batch pads every line to the
 # widest one in it, and the padding is computed too. Measured on two 200 dpi pages (30 and 81 lines,
-# 1 thread): 0.84x and 0.89x the processor time of batches of 6; batches of 16 took 1.3x and, padded
-# differently, missed 3 more words.
+# 1 thread, load 7): 0.84x and 0.89x the processor time of batches of 6; batches of 16 took 1.3x and
+# 1.1x the time of batches of 6 and, padded differently, missed 3 more words on one page.
 REC_BATCH = 1
 MAX_THREADS = 4
 # Recognition time grows with each line's width at its fixed 48-pixel height, so pages are read

@@ -17,7 +17,7 @@ from ingest.limits import Limits, vision_tokens
 from ingest.ocr import OcrOptions
 from ingest.scan import apply_orientation, clean_scan, denoise, estimate_orientation
 from ingest.tesseract import tesseract_support
-from tests.fixtures.media import make_scan, make_scanned_pdf, render_text_page
+from tests.fixtures.media import SCAN_TEXT, make_scan, make_scanned_pdf, render_text_page
 
 OFF = OcrOptions(engine="off")
 needs_tesseract = pytest.mark.skipif(
@@ -342,6 +342,23 @@ def test_a_typewriter_page_scanned_at_200_dpi_reads_in_full(tmp_path: Path, kind
     missed = {w: n - found[w] for w, n in wanted.items() if found[w] < n}
     assert sum(wanted.values()) == 1012
     assert sum(missed.values()) <= 3, missed
+
+
+def test_lines_shared_out_between_threads_read_as_on_one_thread(
+    page: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With two cores, a page's lines are recognised on two threads, each line whole on one; the
+    lines, their words and boxes are exactly what one thread reads."""
+    import ingest.rapid_ocr as rapid
+
+    image = clean_scan(make_scan(page, degrees=1.5), tokens=1024).image
+    monkeypatch.setattr(rapid, "usable_cores", lambda: 2)
+    shared = rapid.RapidOcrEngine()
+    two = shared.read(image)
+    assert isinstance(shared._engine().text_rec, rapid._SharedRecognition)
+    monkeypatch.setattr(rapid, "usable_cores", lambda: 1)
+    one = rapid.RapidOcrEngine().read(image)
+    assert len(two) >= len(SCAN_TEXT) and two == one
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this platform")
