@@ -106,8 +106,9 @@ class Pace:
     been timed here, drafting is off. The first batch is a probe, taken only when the guesses look
     good enough to pay on a fast machine and paid from a credit of PROBE_SHARE of a decode per
     plain token (counted in tokens, not seconds, so a busy machine's noise cannot buy probes). When
-    the line then says no, a new probe comes after REPROBE_AFTER plain tokens at the earliest, paid
-    the same way. So drafting costs at most about PROBE_SHARE where it never pays.
+    the line then says no, a new probe comes after REPROBE_AFTER plain tokens at the earliest
+    (twice as long after each probe that changed nothing), paid the same way. So drafting costs at
+    most about PROBE_SHARE where it never pays.
     How often prompt-lookup guesses are right is learnt for free (Drafting.propose judges each
     guess it did not check against the tokens written next), so a quote that starts late in an
     answer is noticed without checking anything."""
@@ -121,6 +122,7 @@ class Pace:
     plain_since_batch: int = 0  # plain tokens since a batch was last timed
     probing: bool = False  # the length last returned is a probe, paid from the credit
     probes: int = 0
+    reprobe_after: int = 0  # plain tokens before the next probe when the line says no (0: REPROBE_AFTER)
 
     PRIOR_ACCEPTANCE: ClassVar[dict[str, float]] = {
         "lookup+": 0.9,
@@ -132,7 +134,8 @@ class Pace:
     FAST_BATCH_SLOPE = 0.1  # a fast machine: each extra token in a batch costs a tenth of a decode
     PROBE_SHARE = 0.02
     PROBE_DRAFTS = 2
-    REPROBE_AFTER = 256
+    REPROBE_AFTER = 256  # doubled after each probe that changed nothing, up to REPROBE_MAX
+    REPROBE_MAX = 4096
     LEARN = 0.15
 
     @property
@@ -177,9 +180,12 @@ class Pace:
         a = min(self.acceptance.get(kind, self.PRIOR_ACCEPTANCE.get(kind, 0.5)), 0.999)
         per_draft = self.draft_s.get(family, 0.0)
         line = self.fit.line(self.single_s)
+        wait = self.reprobe_after or self.REPROBE_AFTER
         if line is not None:
             best = self._best(a, line, per_draft, limit)
-            if best or self.plain_since_batch < self.REPROBE_AFTER:
+            if best:
+                self.reprobe_after = 0
+            if best or self.plain_since_batch < wait:
                 return best
         # Not timed here yet, or long ago and it did not pay: probe, if it could pay at all and the
         # credit covers the worst case (a batch that costs one decode per token).
@@ -192,6 +198,8 @@ class Pace:
             return 0
         self.probing = True
         self.probes += 1
+        if line is not None:  # a probe again: the next one waits twice as long, unless drafting starts to pay
+            self.reprobe_after = min(wait * 2, self.REPROBE_MAX)
         return k
 
     def idle_note(self) -> str:

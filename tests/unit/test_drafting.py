@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from inference.drafters import PromptLookup
@@ -180,3 +182,20 @@ def test_the_note_says_why_nothing_was_drafted() -> None:
     cheap = Pace(8)
     _measured(cheap, single=0.05, base=0.045, per_token=0.0025)
     assert cheap.idle_note() == "no drafts: no guess was likely enough to pay"
+
+
+def test_probes_grow_rare_where_drafting_never_pays() -> None:
+    pace = Pace(8)
+    lengths = []
+    for _ in range(20000):
+        k = pace.length("lookup+", 8)
+        lengths.append(k)
+        if k:
+            pace.decoded(k + 1, 0.05 * (k + 1))  # a batch costs one decode per token
+            pace.checked("lookup+", k, k)
+        else:
+            pace.decoded(1, 0.05)
+    probes = [i for i, k in enumerate(lengths) if k]
+    gaps = [b - a for a, b in itertools.pairwise(probes)]
+    assert gaps == sorted(gaps) and gaps[-1] >= Pace.REPROBE_MAX  # 256, 512, ... then every 4096
+    assert len(probes) < 12
