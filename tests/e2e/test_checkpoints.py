@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -131,3 +132,76 @@ def test_kill_9_in_the_middle_of_a_read_resumes_from_a_checkpoint(starter_gguf: 
     records = _records(cache)
     assert len(records) == 1 and "checkpoint" not in records[0]  # checkpoints gone, the snapshot stays
     assert np.array_equal(logits, _fresh_logits(starter_gguf, question, **SMALL_CHUNKS))
+
+
+# Long enough for several checkpoints: after one, the next comes only after 20x its cost in reading.
+LONG_PAGES, LONG = 150, {**SMALL_CHUNKS, "n_ctx": 16384}
+
+
+def _read_killed_while_saving(model: str, cache: str, moment: str) -> None:
+    """Run in a child process: read the documents with a checkpoint at every chunk end the cost cap
+    allows, and SIGKILL this process in the middle of writing the second checkpoint."""
+    import os
+    import signal
+
+    import inference.state_cache as state_cache
+
+    saves = {"n": 0}
+    real_save, real_commit = state_cache.StateStore.save, state_cache.atomic_write_bytes
+
+    def save(self: state_cache.StateStore, key: str, n_tokens: int, write: Any, *args: Any, **kw: Any) -> Any:
+        saves["n"] += bool(kw.get("checkpoint"))
+        if saves["n"] < 2 or not kw.get("checkpoint"):
+            return real_save(self, key, n_tokens, write, *args, **kw)
+
+        def torn(tmp: Path) -> int:
+            written = int(write(tmp))
+            with tmp.open("r+b") as handle:  # llama.cpp was halfway through the file
+                handle.truncate(written // 2)
+            os.kill(os.getpid(), signal.SIGKILL)
+            return written
+
+        if moment == "writing the state":
+            return real_save(self, key, n_tokens, torn, *args, **kw)
+        # The state file is in place, its record not yet written.
+        state_cache.atomic_write_bytes = lambda *_a, **_k: os.kill(os.getpid(), signal.SIGKILL)  # type: ignore[assignment]
+        return real_save(self, key, n_tokens, write, *args, **kw)
+
+    state_cache.StateStore.save = save  # type: ignore[method-assign]
+    del real_commit
+    question = Asker(Path(model), LONG_PAGES).request("When is item 60 delivered?")
+    read = GenerateRequest(question.parts, question.sampling, question.prefix_parts, read_only=True)
+    engine = LocalEngine(_config(Path(model), Path(cache), checkpoint_s=1e-6, **LONG), cancelled=lambda: False)
+    engine.generate(read, lambda _e: None)
+    raise SystemExit("the read finished: the kill never came")
+
+
+@pytest.mark.parametrize("moment", ["writing the state", "before its record"])
+def test_kill_9_while_a_checkpoint_is_written_resumes_from_the_one_before(
+    tiny_qwen35: Path, tmp_path: Path, moment: str
+) -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    cache = tmp_path / "states"
+    code = (
+        "from tests.e2e.test_checkpoints import _read_killed_while_saving as r; "
+        f"r({str(tiny_qwen35)!r}, {str(cache)!r}, {moment!r})"
+    )
+    child = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, timeout=600)
+    assert child.returncode == -9, child.stderr.decode(errors="replace")[-2000:]
+    records = _records(cache)
+    assert len(records) == 1 and records[0]["checkpoint"] is True  # the first checkpoint, committed
+    kept = int(records[0]["tokens"])  # type: ignore[call-overload]
+    assert len(list(cache.glob("*.state"))) == (1 if moment == "writing the state" else 2)
+
+    question = Asker(tiny_qwen35, LONG_PAGES).request("When is item 60 delivered?")
+    engine = LocalEngine(_config(tiny_qwen35, cache, **LONG), cancelled=lambda: False)
+    try:
+        logits = engine.prompt_logits(question)
+        assert engine.last_reuse == (kept, "checkpoint")  # the torn one is never used
+    finally:
+        engine.close()
+    assert np.array_equal(logits, _fresh_logits(tiny_qwen35, question, **LONG))
