@@ -325,9 +325,9 @@ def run_document(ctx: Any, engine: RecordingEngine, contract: Contract, template
 
 
 def _pages_read(note: str) -> str:
-    """'only 52 of 115 pages (1-4, 9, ...), chosen by word search ...' -> '52 of 115 pages by word search'."""
+    """'only 52 of 115 pages (1-4, 9, ...), chosen by word search ...' -> '52 of 115 pages read'."""
     match = re.search(r"only (\d+) of (\d+) pages", note)
-    return f"{match[1]} of {match[2]} pages by word search" if match else "pages chosen by word search"
+    return f"{match[1]} of {match[2]} pages read" if match else "pages chosen by word search"
 
 
 def _show(contract: Contract, cells: dict[str, dict[str, Any]]) -> None:
@@ -559,7 +559,8 @@ def presence_table(
                     fp += said and not truth
                     fn += truth and not said
                     if design == "evidence first" and not grounded_only:
-                        per_category[f.name].update({"yes": truth, "said": said, "right": truth and said})
+                        counts = {"yes": int(truth), "said": int(said), "right": int(truth and said)}
+                        per_category[f.name].update(counts)
             precision = tp / (tp + fp) if tp + fp else 0.0
             recall = tp / (tp + fn) if tp + fn else 0.0
             if design == "evidence first" and not grounded_only:
