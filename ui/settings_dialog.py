@@ -94,7 +94,7 @@ class SettingsDialog(QDialog):
         self.thinking.setChecked(s.thinking)
         self.thinking.setToolTip("Better on hard questions, but much slower without a graphics card")
         answers_form.addRow(self.thinking)
-        self.speculative = QCheckBox("Draft ahead for faster answers")
+        self.speculative = QCheckBox("Draft ahead where it makes answers faster")
         self.speculative.setChecked(s.speculative)
         self.speculative.setToolTip(
             "Guesses the next words from the documents (and from the model's MTP layers when its file has them); "
@@ -233,6 +233,12 @@ class SettingsDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
 
         body = QWidget()
+        # A combo box asks for its longest item's width ("Built in (rapidocr): Latin-script languages,
+        # ..."), which made the whole form wider than the dialog and cut off everything at its right
+        # edge behind a sideways scroll bar; the open list still shows the items in full.
+        for combo in [c for box in (answers, engine, scans, server, storage) for c in box.findChildren(QComboBox)]:
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(12)
         body_layout = QVBoxLayout(body)
         body_layout.setContentsMargins(0, 0, 0, 0)
         for box in (answers, engine, scans, server, storage):
