@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from app.citations.verdicts import GLYPHS
 from app.export import cell_status
-from app.extraction.cells import ADDED, QUOTED, SUPPORTED, UNSUPPORTED, VERDICTS, WRONG_PAGE, Cell
+from app.extraction.cells import ADDED, NOT_NAMED, QUOTED, SUPPORTED, UNSUPPORTED, VERDICTS, WRONG_PAGE, Cell
 from app.extraction.review import ACCEPTED, CLEARED, CORRECTED, REJECTED, Review
 from app.extraction.runner import ExtractionTable
 from ui.safe_text import plain_tooltip
@@ -111,6 +111,8 @@ class ExtractionTableModel(QAbstractTableModel):
         parts.append(check_line(cell) or cell_status(cell))
         if cell.found and not cell.verified and cell.quote:
             parts.append("the quoted words are not in the document")
+        if NOT_NAMED in cell.flags:
+            parts.append(f'the model answered "{cell.value}", but no sentence of the document calls it so')
         if cell.flags:
             parts.append(f"flags: {', '.join(cell.flags)}")
         if review is not None:

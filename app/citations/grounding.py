@@ -314,7 +314,7 @@ class Sources:
         for u, unit in enumerate(self.units):
             text = self._reach(u)
             facts = find_facts(text)
-            bounds = _sentences(text)
+            bounds = sentence_bounds(text)
             # Each sentence is read once; a passage's words are its sentences' words.
             words = [frozenset(content_stems(text[s:e])) for s, e in bounds]
             negations = [bool(_NEGATIONS & set(normalize_for_match(text[s:e]).split())) for s, e in bounds]
@@ -617,7 +617,8 @@ def _name_words(text: str, names: list[str]) -> list[str]:
     return [written.get(n, n) for n in names]
 
 
-def _sentences(text: str) -> list[tuple[int, int]]:
+def sentence_bounds(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of a page: the unit a claim is matched against."""
     bounds: list[tuple[int, int]] = []
     start = 0
     for match in _SENTENCE_RE.finditer(text):

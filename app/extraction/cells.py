@@ -42,6 +42,7 @@ BAD_PAGE = "page_not_in_document"  # the cited page or time does not exist
 PARTIAL_DOCUMENT = "partial_document"  # only some pages were read: the document does not fit the context
 OFFERED = "passage_offered"  # the model picked this passage among those Folio's word search offered
 PRESUPPOSED = "presupposed_not_stated"  # not asked: the short answer it presupposes is not stated
+NOT_NAMED = "not_named_so"  # a value the document never calls by the field's words (app.extraction.named)
 
 # A cell's verdicts are the chat's (app.citations.grounding), named the same way everywhere (app.citations.verdicts).
 VERDICTS = (QUOTED, SUPPORTED, WRONG_PAGE, ADDED, UNSUPPORTED)

@@ -33,6 +33,7 @@ from app.extraction.cells import (
     failed_cell,
     not_stated_cell,
 )
+from app.extraction.named import named_or_not_stated
 from app.extraction.plain import LOOK, NOT_ASKED, says_not_stated
 from app.extraction.prompt import (
     LOOK_TOKENS,
@@ -410,6 +411,7 @@ class ExtractionService:
         settings = self.ctx.settings.extraction
         sources = self.session.sources(self.ctx, [doc])  # read into passages once, shared with the chat
         extra = (PARTIAL_DOCUMENT,) if choice.partial else ()
+        texts = [u.text for u in sources.units]
         if choice.partial:
             emit(Progress(f"{doc.title}: {choice.note()}"))
         for fields in _groups(pending, max(1, settings.fields_per_request)):
@@ -439,6 +441,8 @@ class ExtractionService:
                 else cell_from_answer(doc_id, a, raw[a.field.key], sources, extra, settings.quote_threshold)
                 for a in asks
             ]
+            # A value the document never calls by the field's words is not stated (an agreement date as effective date).
+            cells = [named_or_not_stated(c, a.field, texts) for c, a in zip(cells, asks, strict=True)]
             if look is not None:  # what the model first said plainly is kept beside its form
                 key = fields[0].key
                 raw = {key: {**(raw.get(key) or {}), LOOK: look.answer}}

@@ -49,6 +49,9 @@ class TemplateField:
     # A short answer this one presupposes: where that one is not stated, neither is this, unasked
     # (no notice to stop a renewal where nothing renews).
     needs: str = ""
+    # Words the document must call a short answer by (app.extraction.named): an effective date
+    # counts only where a sentence calls that date effective or the start of the term.
+    named_by: str = ""
 
     @property
     def plain_question(self) -> str:
@@ -106,11 +109,14 @@ class Template:
             search = item.get("search", "")
             question = item.get("question", "")
             needs = item.get("needs", "")
-            if not all(isinstance(v, str) for v in (key, description, search, question, needs)):
+            named_by = item.get("named_by", "")
+            if not all(isinstance(v, str) for v in (key, description, search, question, needs, named_by)):
                 raise FolioError(f"{source}: field keys, descriptions, search words and questions must be text")
             if kind not in KINDS:
                 raise FolioError(f"{source}: the kind of {name!r} must be one of {', '.join(KINDS)}")
-            fields.append(TemplateField(key, name, description, kind, search, question.strip(), needs.strip()))
+            fields.append(
+                TemplateField(key, name, description, kind, search, question.strip(), needs.strip(), named_by.strip())
+            )
         version = raw.get("version", 1)
         name = raw.get("name") or raw.get("key")
         key = raw.get("key") or (slug(name) if isinstance(name, str) else "")
@@ -149,11 +155,13 @@ class Template:
                 raise FolioError(f"{source}: field key {f.key!r} must be lowercase letters, digits and '_'")
             if not f.name.strip() or len(f.name) > MAX_NAME or "\n" in f.name:
                 raise FolioError(f"{source}: field names must be one line of 1 to {MAX_NAME} characters")
-            if max(len(f.description), len(f.search), len(f.question)) > MAX_DESCRIPTION:
+            if max(len(f.description), len(f.search), len(f.question), len(f.named_by)) > MAX_DESCRIPTION:
                 raise FolioError(
-                    f"{source}: the description, search words or question of {f.name!r} is over "
+                    f"{source}: the description, search words, question or naming words of {f.name!r} is over "
                     f"{MAX_DESCRIPTION} characters"
                 )
+            if f.named_by and f.yes_no:
+                raise FolioError(f"{source}: {f.name!r} is a yes/no clause; only a short answer can be named_by words")
             if f.key in keys or f.name.strip().lower() in names:
                 raise FolioError(f"{source}: field {f.name!r} appears twice")
             keys.add(f.key)
@@ -199,6 +207,7 @@ class Template:
         changed = [replace(f, kind=kind) if f.key == key else f for f in self.fields]
         if kind == YES_NO:  # a yes/no clause is no short answer to presuppose, nor does it presuppose one
             changed = [replace(f, needs="") if key in (f.key, f.needs) else f for f in changed]
+            changed = [replace(f, named_by="") if f.key == key else f for f in changed]
         return replace(self, fields=tuple(changed))
 
     def with_field_moved(self, key: str, position: int) -> Template:
@@ -215,6 +224,8 @@ def _field_dict(f: TemplateField) -> dict[str, str]:
         out["question"] = f.question
     if f.needs:
         out["needs"] = f.needs
+    if f.named_by:
+        out["named_by"] = f.named_by
     return out
 
 

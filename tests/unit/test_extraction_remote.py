@@ -8,7 +8,7 @@ from typing import Any
 
 from app.context import AppContext
 from app.engine.session import Session
-from app.extraction.cells import PRESUPPOSED
+from app.extraction.cells import NOT_NAMED, PRESUPPOSED
 from app.extraction.runner import ExtractionService
 from app.extraction.templates import Template
 from inference.remote import RemoteConfig, RemoteEngine
@@ -83,3 +83,39 @@ def test_a_plain_not_stated_ends_a_field_and_the_fields_that_presuppose_it(ctx: 
     raw = dict(ctx.db.execute("SELECT field_key, raw FROM extraction_cells WHERE run_id = ?", [run_id]).fetchall())
     assert json.loads(raw["renewal_term"]) == {"look": "The renewal term is not specified in the document."}
     assert json.loads(raw["renewal_notice"]) == {"not_asked": "Renewal Term: not stated"}
+
+
+def test_an_effective_date_the_contract_never_calls_effective_is_not_stated(ctx: AppContext, tmp_path: Path) -> None:
+    from tests.fixtures.pdfs import make_contract_pdf
+
+    made = "This Master Services Agreement is entered into by Northwind Analytics LLC"
+    answer = {"stated": "yes", "passage": 0, "evidence": made, "page": "1", "answer": "March 3, 2025"}
+
+    def reply(h: StubHandler, body: dict[str, Any]) -> None:
+        h.start_stream()
+        form = json.dumps({"effective_date": answer})
+        h.event(delta(form if "response_format" in body else "The effective date is March 3, 2025 [p. 1]."))
+        h.event(delta(finish="stop"))
+        h.event("[DONE]")
+
+    # The fixture contract is made on March 3, 2025 and "starts on the Effective Date", naming no date
+    # as effective; the second copy also says it is effective as of that date.
+    plain = ctx.library.add(make_contract_pdf(tmp_path / "made.pdf")).document
+    named = make_contract_pdf(tmp_path / "named.pdf", extra_text="This Agreement is effective as of March 3, 2025.")
+    named_doc = ctx.library.add(named).document
+    field = {"name": "Effective Date", "named_by": "effective commence"}
+    template = Template.from_dict({"key": "t", "name": "T", "fields": [field]})
+    with stub_server(reply) as (url, _state):
+        service = ExtractionService(ctx, Session.for_context(ctx, RemoteEngine(RemoteConfig(url))))
+        run_id = service.start_run(template, [plain.id, named_doc.id])
+        assert service.run(run_id).status == "complete"
+        service.close()
+    table = service.table(run_id)
+    unnamed, kept = table.cell(plain.id, "effective_date"), table.cell(named_doc.id, "effective_date")
+    assert unnamed is not None and not unnamed.found and unnamed.display == "not stated"
+    assert NOT_NAMED in unnamed.flags and unnamed.value == "March 3, 2025" and unnamed.verdict == ""
+    assert kept is not None and kept.found and kept.value == "March 3, 2025" and NOT_NAMED not in kept.flags
+    raw = ctx.db.execute(
+        "SELECT raw FROM extraction_cells WHERE run_id = ? AND document_id = ?", [run_id, plain.id]
+    ).fetchone()[0]
+    assert json.loads(raw)["answer"] == "March 3, 2025"  # the model's answer is kept as it came

@@ -127,3 +127,18 @@ def test_import_file(tmp_path: Path) -> None:
     path.write_text("{not json")
     with pytest.raises(FolioError, match="cannot be read"):
         store(tmp_path).import_file(path)
+
+
+def test_named_by_words_round_trip_and_only_a_short_answer_takes_them(tmp_path: Path) -> None:
+    effective = store(tmp_path).get("contract_review").field("effective_date")
+    assert effective.named_by == "effective commence"
+    raw = {"key": "t", "name": "T", "fields": [{"name": "Start", "named_by": "commence"}]}
+    t = Template.from_dict(raw)
+    assert t.fields[0].named_by == "commence"
+    assert Template.from_dict(json.loads(t.to_json())) == t
+    assert "named_by" not in json.dumps(
+        Template.from_dict({"key": "u", "name": "U", "fields": [{"name": "A"}]}).to_dict()
+    )
+    with pytest.raises(FolioError, match="yes/no clause"):
+        Template.from_dict({"key": "t", "name": "T", "fields": [{"name": "X", "kind": "yes_no", "named_by": "y"}]})
+    assert t.with_field_kind("start", "yes_no").fields[0].named_by == ""

@@ -1,0 +1,50 @@
+"""A value the document must call by its name (issue 19): an effective date is a date called effective."""
+
+from __future__ import annotations
+
+from app.extraction.cells import NOT_NAMED, Cell
+from app.extraction.named import named_in, named_or_not_stated, named_words
+from app.extraction.templates import TemplateField
+
+WORDS = named_words("effective commence")
+# Sentences as CUAD's contracts have them (Bellring, GAINSCO, VIVINT, Fuse), with the page's line breaks.
+MADE_EFFECTIVE = 'This Agreement is made this first day of July, 2017 (the\n"Effective Date") between Heritage and Premier.'
+ENTERED_EFFECTIVE = (
+    "This Sponsorship Agreement is entered into effective January 1, 2010 by and between Racing and GAINSCO."
+)
+ANOTHER_AGREEMENTS_DATE = (
+    "This Agreement will become effective on the\nEffective Date, and will continue until the\nexpiration of the "
+    '"Sales Term" as that term is\ndefined in the Sales Dealer Agreement dated as of\nAugust 16, 2017 between Vivint.'
+)
+MADE_ONLY = (
+    "This Agreement is made on 29 March 2018 between Signature Orthopaedics Pty Ltd and CPM Medical Consultants."
+)
+
+
+def test_a_date_counts_only_where_a_sentence_calls_it_effective_near_it() -> None:
+    assert named_in([MADE_EFFECTIVE], "July 1, 2017", WORDS)
+    assert named_in(["Recitals.", ENTERED_EFFECTIVE], "1 January 2010", WORDS)
+    assert not named_in([ANOTHER_AGREEMENTS_DATE], "August 16, 2017", WORDS)  # 'effective' is 25 words away
+    assert not named_in([MADE_ONLY], "March 29, 2018", WORDS)  # the date, but never called effective
+    assert not named_in([MADE_EFFECTIVE], "July 2, 2017", WORDS)  # called effective, but another day
+    # One sentence: the word in the next sentence does not name this date.
+    assert not named_in(
+        ["It is dated July 1, 2017. The effective date is set out in Schedule 1."], "July 1, 2017", WORDS
+    )
+
+
+def test_a_duration_or_a_plain_value_is_matched_too() -> None:
+    renews = named_words("renew extend")
+    assert named_in(["It renews for successive periods of one (1) year each."], "1 year", renews)
+    assert not named_in(["The initial term is one (1) year."], "1 year", renews)
+    assert named_in(["It is extended upon written request."], "upon written request", renews)
+
+
+def test_a_cell_the_document_never_names_so_becomes_not_stated_and_keeps_the_answer() -> None:
+    field = TemplateField("effective_date", "Effective Date", named_by="effective commence")
+    cell = Cell(1, "effective_date", True, "March 29, 2018", MADE_ONLY, "1", page=1, verdict="quoted", passage="x")
+    changed = named_or_not_stated(cell, field, [MADE_ONLY])
+    assert not changed.found and changed.display == "not stated" and changed.flags == (NOT_NAMED,)
+    assert (changed.value, changed.quote, changed.page, changed.verdict) == ("March 29, 2018", MADE_ONLY, 1, "")
+    assert named_or_not_stated(cell, field, [MADE_ONLY, "It commences on 29 March 2018."]) == cell
+    assert named_or_not_stated(cell, TemplateField("effective_date", "Effective Date"), [MADE_ONLY]) == cell
