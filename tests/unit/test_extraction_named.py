@@ -8,7 +8,7 @@ from app.extraction.templates import TemplateField
 
 WORDS = named_words("effective commence")
 # Sentences as CUAD's contracts have them (Bellring, GAINSCO, VIVINT, Fuse), with the page's line breaks.
-MADE_EFFECTIVE = 'This Agreement is made this first day of July, 2017 (the\n"Effective Date") between Heritage and Premier.'
+MADE_EFFECTIVE = 'It is made this first day of July, 2017 (the\n"Effective Date") between Heritage and Premier.'
 ENTERED_EFFECTIVE = (
     "This Sponsorship Agreement is entered into effective January 1, 2010 by and between Racing and GAINSCO."
 )
