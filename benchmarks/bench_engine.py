@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from app.models.registry import assemble_starter  # noqa: E402
-from benchmarks.results import write_section  # noqa: E402
+from benchmarks.results import threads_or_planner, write_section  # noqa: E402
 from inference.chat_format import Message, template_for  # noqa: E402
 from inference.engine import LocalEngine  # noqa: E402
 from inference.engine_api import EngineConfig, GenerateRequest, Sampling  # noqa: E402
@@ -271,7 +271,9 @@ def main() -> int:
     parser.add_argument("--sizes", default="2048,8192,16384", help="document sizes in tokens")
     parser.add_argument("--raw-tokens", type=int, default=4096, help="prompt size of the raw eval comparison")
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
-    parser.add_argument("--threads", type=int, default=0, help="llama.cpp threads (0 = the planner's choice)")
+    parser.add_argument(
+        "--threads", type=threads_or_planner, default=0, help="llama.cpp threads (0 = the planner's choice)"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="folio-bench-engine-") as tmp:

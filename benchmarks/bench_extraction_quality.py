@@ -61,7 +61,7 @@ from benchmarks.bench_grounding import cache_dir as grounding_cache  # noqa: E40
 from benchmarks.cuad_compare import cuad_date, drawn_from, matches  # noqa: E402
 from benchmarks.eval_model import LABEL as MODEL_LABEL  # noqa: E402
 from benchmarks.eval_model import open_eval_app  # noqa: E402
-from benchmarks.results import write_section  # noqa: E402
+from benchmarks.results import threads, write_section  # noqa: E402
 from inference.engine_api import EngineConfig, GenerateRequest  # noqa: E402
 from inference.engine_process import EngineProcess  # noqa: E402
 from inference.events import EngineEvent, Finished, GenerationStats, TokenText  # noqa: E402
@@ -662,7 +662,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--short", default="", help="comma-separated short-answer keys to ask (default: all 8)")
     parser.add_argument("--no-chat", action="store_true", help="do not ask the chat the same questions")
     parser.add_argument("--baseline", action="store_true", help="also run the first request design")
-    parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (1 on a shared machine)")
+    parser.add_argument("--threads", type=threads, default=1, help="llama.cpp threads (1 on a shared machine)")
     written = parser.add_mutually_exclusive_group()
     written.add_argument("--write", action="store_true", help="update RESULTS.md even for a partial run")
     written.add_argument("--no-write", action="store_true", help="never update RESULTS.md")

@@ -49,7 +49,7 @@ from app.models.registry import assemble_starter  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.reading import ReadAhead, ReadAheadStatus, read_document, reading_states  # noqa: E402
 from benchmarks.bench_engine import Workload  # noqa: E402
-from benchmarks.results import write_section, write_subsection  # noqa: E402
+from benchmarks.results import threads, write_section, write_subsection  # noqa: E402
 from inference.engine import LocalEngine  # noqa: E402
 from inference.engine_api import EngineConfig, GenerateRequest  # noqa: E402
 from inference.engine_process import EngineProcess  # noqa: E402
@@ -523,7 +523,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=16384, help="document size in tokens")
     parser.add_argument("--every", type=float, default=2.0, help="checkpoint interval of the measured reads, s")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=threads, default=2)
     parser.add_argument("--trials", type=int, default=3, help="kill -9 trials")
     parser.add_argument("--repeats", type=int, default=2, help="reads per side of the throughput comparison")
     parser.add_argument("--seed", type=int, default=7)

@@ -43,7 +43,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.results import write_section  # noqa: E402
+from benchmarks.results import threads, write_section  # noqa: E402
 
 HEADING = "## Speculative decoding (benchmarks/bench_speculative.py)"
 CORPUS = REPO.parent / "shared" / "corpus" / "contracts_pdf"
@@ -352,7 +352,7 @@ def model_state_mib(shape: object) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="eval,starter", help="eval (Qwen2.5-Coder-1.5B) and/or starter")
-    parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (1 on a shared 2-core machine)")
+    parser.add_argument("--threads", type=threads, default=1, help="llama.cpp threads (1 on a shared 2-core machine)")
     parser.add_argument("--draft-tokens", type=int, default=8)
     parser.add_argument(
         "--rounds", type=int, default=2, help="every request this many times (the pace learns in the first)"

@@ -3,6 +3,7 @@ replaces only that one."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -75,3 +76,20 @@ def write_subsection(heading: str, sub_heading: str, lines: list[str]) -> None:
         rest = section[end:]
         section = [*section[:start], *_strip_blank_tail(sub), *([""] if rest else []), *rest]
     write_section(heading, section)
+
+
+def threads(text: str) -> int:
+    """An argparse type for --threads: a whole number of llama.cpp threads, 1 or more."""
+    return _count(text, 1)
+
+
+def threads_or_planner(text: str) -> int:
+    """--threads where 0 leaves the choice to Folio's planner."""
+    return _count(text, 0)
+
+
+def _count(text: str, least: int) -> int:
+    value = int(text) if text.strip().lstrip("-").isdigit() else least - 1
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a thread count ({least} or more)")
+    return value

@@ -38,3 +38,10 @@ def test_a_subsection_is_replaced_alone_and_survives_its_section(
     text = (tmp_path / "RESULTS.md").read_text()
     assert text == "# Benchmark results\n\n## Read\n\nnew table\n\n### Several\n\nsecond\n\n## Next\n\nother\n"
     assert parse_args(["--several", "--threads", "1"]).several is True
+
+
+def test_a_thread_count_below_one_is_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    for bad in ("-1", "0", "two"):
+        with pytest.raises(SystemExit):
+            parse_args(["--threads", bad])
+        assert "is not a thread count (1 or more)" in capsys.readouterr().err
