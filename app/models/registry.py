@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable
@@ -234,7 +235,6 @@ class ModelRegistry:
         say(f"computing sha256 of {model_path.name} ({facts.size_bytes / 1024**3:.2f} GiB)")
         sha = file_sha256(model_path)
         mm_sha = file_sha256(mm_path) if mm_path else None
-        existing = list(self.db.table("models").rows_where("sha256 = ?", [sha]))
         row = {
             "sha256": sha,
             "name": facts.name,
@@ -249,18 +249,30 @@ class ModelRegistry:
             "facts": facts.to_json(),
             "added_at": now_iso(),
         }
+        model_id, created = self._register(sha, row, mm_path is not None)
+        return ModelRecord.from_row(self.db.table("models").get(model_id)), created
+
+    def _register(self, sha: str, row: dict[str, Any], with_mmproj: bool) -> tuple[int, bool]:
+        """Insert the model's row, or update the row already there for this sha256: (id, inserted)."""
+        models = self.db.table("models")
+        existing = list(models.rows_where("sha256 = ?", [sha]))
+        if not existing:
+            try:
+                with self.db.atomic():
+                    return insert_row(self.db, "models", row), True
+            except sqlite3.IntegrityError:
+                # Another window or command registered the same file between our look and our
+                # insert (two starts on a fresh home both set up the starter): theirs is ours.
+                existing = list(models.rows_where("sha256 = ?", [sha]))
+                if not existing:
+                    raise
+        update = {k: v for k, v in row.items() if k != "added_at"}
+        if not with_mmproj:
+            update.pop("mmproj_path")
+            update.pop("mmproj_sha256")
         with self.db.atomic():
-            if existing:
-                row.pop("added_at")
-                if mm_path is None:
-                    row.pop("mmproj_path")
-                    row.pop("mmproj_sha256")
-                self.db.table("models").update(existing[0]["id"], row)
-                model_id = existing[0]["id"]
-            else:
-                model_id = insert_row(self.db, "models", row)
-        record = ModelRecord.from_row(self.db.table("models").get(model_id))
-        return record, not existing
+            models.update(existing[0]["id"], update)
+        return int(existing[0]["id"]), False
 
     def starter(self) -> ModelRecord:
         rows = list(self.db.table("models").rows_where("is_starter = 1"))

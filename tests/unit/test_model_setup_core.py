@@ -142,3 +142,28 @@ def test_clearing_caches_frees_snapshots_and_facts_but_not_a_save_in_progress(ct
     assert in_progress.exists() and store.lookup("k1") is None
     assert read_facts_cached(tiny_qwen35, paths.models_dir / "facts").architecture == "qwen35"  # rebuilt
     assert human_size(1536) == "1.5 KB" and human_size(3 * 1024**3) == "3.0 GB" and human_size(12) == "12 bytes"
+
+
+def test_a_model_registered_by_another_window_meanwhile_is_one_row(ctx, tiny_qwen35: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Two starts on a fresh home register the starter at once: the second finds the first's row
+    between its look and its insert (sha256 is unique) and takes it instead of failing."""
+    from app.context import open_app
+    from app.models import registry
+
+    other = open_app()  # another window or command: its own connection to the same SQLite file
+    real_insert = registry.insert_row
+    raced: list[bool] = []
+
+    def meanwhile(db, table: str, row: dict) -> int:  # type: ignore[no-untyped-def, type-arg]
+        if db is ctx.db and not raced:  # our first insert: the other window's lands just before it
+            raced.append(True)
+            other.models.add(tiny_qwen35)
+        return real_insert(db, table, row)
+
+    monkeypatch.setattr(registry, "insert_row", meanwhile)
+    try:
+        record, created = ctx.models.add(tiny_qwen35)
+    finally:
+        other.close()
+    assert raced and not created
+    assert [r.sha256 for r in ctx.models.all()] == [record.sha256]
