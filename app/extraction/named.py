@@ -1,12 +1,16 @@
 """A value the document must call by its name: an effective date is a date the contract calls effective.
 
 Measured with the 1.5B on CUAD (issue 19): asked for the effective date of a contract that names
-none, the model gives the date the contract was made, in 5 of the 10 contracts. CUAD's experts mark
-an effective date only where the contract calls a date effective or the start of its term. So a
-template field may name the words (`named_by`) a sentence of the document must use for the value
-to count as stated: the value's date or duration (else its words) and one of those words in one
-sentence. A value no such sentence holds becomes "not stated", flagged, and the model's answer
-stays in the cell's raw record for a reviewer.
+none, the model gives the date the contract was made; asked for a renewal term or a notice period
+where nothing renews, it gives the initial term or another notice; asked for the governing law of a
+contract without that clause, the law a party is organised under. CUAD's experts mark a value only
+where the contract states it as such. So a template field may name the words (`named_by`) a sentence
+of the document must use for the value to count as stated: the value's date or duration with one of
+those words at most NEAR words away ('entered into effective January 1, 2010'; not 'effective on the
+Effective Date, ... as defined in the Sales Dealer Agreement dated as of August 16, 2017', another
+agreement's date), or, for a value without one, its names (else its words) and one of those words in
+the same sentence. A value no such sentence holds becomes "not stated", flagged, and the model's answer
+stays in the cell (and its raw record) for a reviewer.
 """
 
 from __future__ import annotations
@@ -16,11 +20,12 @@ import re
 from collections.abc import Iterable, Sequence
 
 from app.citations import normalise
-from app.citations.grounding import sentence_bounds
-from app.extraction.cells import NOT_NAMED, Cell, holds
+from app.citations.grounding import content_stems, sentence_bounds
+from app.extraction.cells import NOT_NAMED, Cell
 from app.extraction.templates import TemplateField
 
 _WORD_RE = re.compile(r"[^\W\d_]+")
+_NAME_RE = re.compile(r"[^\W\d_][\w'’-]*")
 _FACT_KINDS = ("date", "duration")
 NEAR = 8  # words between the name and the value: "made this first day of July, 2017 (the “Effective Date”)" is 2
 
@@ -48,9 +53,19 @@ def named_in(texts: Iterable[str], value: str, words: Sequence[str]) -> bool:
                 stated = [f for f in normalise.find_facts(sentence) if normalise.fact_found(fact, [f])]
                 if any(_near(sentence, f.start, f.end, words) for f in stated):
                     return True
-            elif holds(sentence, value):
+            elif _names_held(sentence, value):
                 return True
     return False
+
+
+def _names_held(sentence: str, value: str) -> bool:
+    """The value's names (its capitalised words, else all its content words) stand in the sentence, by
+    stem: 'Ohio law' in '... construed in accordance with Ohio' (the page ends there), 'indefinite' in
+    '... and indefinitely after that'."""
+    names = [w for w in _NAME_RE.findall(value) if w[0].isupper()]
+    wanted = content_stems(" ".join(names) if names else value)
+    have = set(content_stems(sentence))
+    return bool(wanted) and all(w in have for w in wanted)
 
 
 def _near(sentence: str, start: int, end: int, words: Sequence[str]) -> bool:

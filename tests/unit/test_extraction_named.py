@@ -48,3 +48,14 @@ def test_a_cell_the_document_never_names_so_becomes_not_stated_and_keeps_the_ans
     assert (changed.value, changed.quote, changed.page, changed.verdict) == ("March 29, 2018", MADE_ONLY, 1, "")
     assert named_or_not_stated(cell, field, [MADE_ONLY, "It commences on 29 March 2018."]) == cell
     assert named_or_not_stated(cell, TemplateField("effective_date", "Effective Date"), [MADE_ONLY]) == cell
+
+
+def test_a_value_without_a_date_is_matched_by_its_names_stemmed() -> None:
+    law = named_words("govern constru")
+    # The page ends after 'Ohio'; 'law' is the next page's first word.
+    cut = "This agreement shall be governed by and construed in accordance with Ohio"
+    assert named_in([cut], "Ohio law", law)
+    incorporated = "Xiamen Mask Co., Ltd., a company organized under the laws of the People's Republic of China."
+    assert not named_in([incorporated], "the laws of the People's Republic of China", law)
+    renews = named_words("renew extend indefinite")
+    assert named_in(["It continues for one year and indefinitely after that until terminated."], "indefinite", renews)
