@@ -45,6 +45,9 @@ def side_html(paragraphs: list[Paragraph], side: str) -> str:
         anchors = "".join(f'<a name="c{n}"></a>' for n in dict.fromkeys(p.change for p in paragraph) if n is not None)
         spans = []
         for piece in paragraph:
+            if piece.kind == "break":  # a heading on its own line, as the document prints it
+                spans = [f"<b>{' '.join(spans)}</b><br>"] if spans else []
+                continue
             if piece.kind not in shown:
                 continue
             text = html.escape(piece.text)
