@@ -492,7 +492,10 @@ def redline_docx(redline: Redline, written: Summary | None = None) -> bytes:
     for pieces in tracked_paragraphs(redline):
         paragraph = document.add_paragraph()
         for n, piece in enumerate(pieces):
-            if n and piece.kind != "note":
+            if piece.kind == "break":  # a heading on its own line, as the document prints it
+                paragraph.add_run("").add_break()
+                continue
+            if n and piece.kind != "note" and pieces[n - 1].kind != "break":
                 paragraph.add_run(" ")  # between pieces, outside any revision
             if piece.kind == "same":
                 paragraph.add_run(_xml_text(piece.text))

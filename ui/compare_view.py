@@ -43,8 +43,11 @@ def side_html(paragraphs: list[Paragraph], side: str) -> str:
     out = []
     for paragraph in paragraphs:
         anchors = "".join(f'<a name="c{n}"></a>' for n in dict.fromkeys(p.change for p in paragraph) if n is not None)
-        spans = []
+        spans: list[str] = []
         for piece in paragraph:
+            if piece.kind == "break":  # a heading on its own line, as the document prints it
+                spans = [f"<b>{' '.join(spans)}</b><br>"] if spans else []
+                continue
             if piece.kind not in shown:
                 continue
             text = html.escape(piece.text)

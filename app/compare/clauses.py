@@ -29,6 +29,7 @@ class Clause:
     heading: str  # 'Governing Law' when the clause opens with one, else ''
     words: tuple[Word, ...]
     number_words: int  # how many of the first words are the number ('12.' = 1, 'Section 12' = 2)
+    head_line: int = 0  # words of a heading line of its own ('7. Governing Law' above the text), else 0
 
     @property
     def body(self) -> tuple[str, ...]:
@@ -57,7 +58,9 @@ def split_clauses(words: list[Word]) -> list[Clause]:
             continue
         n = _number_words(words, start)
         number = " ".join(w.text for w in chunk[:n]).rstrip(".:") if n else ""
-        clauses.append(Clause(number, _heading(chunk[n:]) if n else "", chunk, n))
+        heading, taken = _heading(chunk[n:]) if n else ("", 0)
+        own_line = taken > 0 and n + taken < len(chunk) and chunk[n + taken].line_start
+        clauses.append(Clause(number, heading, chunk, n, n + taken if own_line else 0))
     return clauses
 
 
@@ -78,15 +81,18 @@ def _number_words(words: list[Word], i: int) -> int:
     return 0
 
 
-def _heading(words: tuple[Word, ...]) -> str:
+def _heading(words: tuple[Word, ...]) -> tuple[str, int]:
     """'Term.' / 'Entire Agreement; Amendment and Waiver.' at the start of a clause: title-cased words up
-    to a full stop."""
+    to a full stop, or up to the end of their line ('Governing Law' printed above the clause's text).
+    Returns the heading and how many words it took ('', 0 for none)."""
     taken: list[str] = []
-    for w in words[:HEADING_WORDS]:
+    for k, w in enumerate(words[:HEADING_WORDS]):
+        if taken and w.line_start:
+            return " ".join(taken), len(taken)
         core = w.text.strip("\"'(),;:")
         if not core or not (core[0].isupper() or core[0].isdigit() or core.lower() in _SMALL):
-            return ""
+            return "", 0
         taken.append(w.text)
         if w.text.endswith("."):
-            return " ".join(taken).rstrip(".")
-    return ""
+            return " ".join(taken).rstrip("."), k + 1
+    return "", 0

@@ -38,6 +38,10 @@ class Redline:
     old_clauses: tuple[tuple[str, ...], ...]  # the words compared, clause by clause
     new_clauses: tuple[tuple[str, ...], ...]
     changes: tuple[Change, ...]
+    # Per clause, the words of a heading printed on a line of its own ('7. Governing Law'), else 0:
+    # the redline shows that line above the clause's text, as the document does.
+    old_heads: tuple[int, ...] = ()
+    new_heads: tuple[int, ...] = ()
 
     def count(self, *kinds: ChangeKind) -> int:
         return sum(1 for c in self.changes if c.kind in kinds)
@@ -70,6 +74,8 @@ def compare(old: Version, new: Version) -> Redline:
         old_clauses=tuple(tuple(c.texts) for c in old_clauses),
         new_clauses=tuple(tuple(c.texts) for c in new_clauses),
         changes=tuple(change for _, _, change in ordered),
+        old_heads=tuple(c.head_line for c in old_clauses),
+        new_heads=tuple(c.head_line for c in new_clauses),
     )
     rebuilt = apply_changes(redline.old_clauses, redline.changes)
     if tuple(tuple(c) for c in rebuilt) != redline.new_clauses:

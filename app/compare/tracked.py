@@ -12,7 +12,7 @@ from app.compare.apply import layout
 from app.compare.changes import Change
 from app.compare.redline import Redline
 
-PieceKind = Literal["same", "inserted", "deleted", "note"]
+PieceKind = Literal["same", "inserted", "deleted", "note", "break"]  # break: the end of a heading's own line
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,7 @@ class Piece:
 
 
 Paragraph = list[Piece]
+BREAK = Piece("break", "")
 
 
 def tracked_paragraphs(redline: Redline) -> list[Paragraph]:
@@ -38,14 +39,16 @@ def tracked_paragraphs(redline: Redline) -> list[Paragraph]:
         deleted_after.setdefault(before, []).append(change)
 
     def gone(c: Change) -> Paragraph:
-        return [Piece("deleted", " ".join(c.old_words), number[id(c)])]
+        return _whole("deleted", c.old_words, _head(redline.old_heads, c.old_clause), number[id(c)])
 
     out: list[Paragraph] = [gone(c) for c in deleted_after.get(None, [])]
     for source in plan.order:
         if not isinstance(source, int):
-            out.append([Piece("inserted", " ".join(source.new_words), number[id(source)])])
+            head = _head(redline.new_heads, source.new_clause)
+            out.append(_whole("inserted", source.new_words, head, number[id(source)]))
             continue
-        paragraph = _edited(redline.old_clauses[source], plan.edits.get(source, []), number)
+        head = _head(redline.old_heads, source)
+        paragraph = _edited(redline.old_clauses[source], plan.edits.get(source, []), number, head)
         if source in moved:
             move = moved[source]
             paragraph.append(Piece("note", f"moved from old {move.old_at.cited()}", number[id(move)]))
@@ -54,16 +57,36 @@ def tracked_paragraphs(redline: Redline) -> list[Paragraph]:
     return out
 
 
-def _edited(words: tuple[str, ...], changes: list[Change], number: dict[int, int]) -> Paragraph:
+def _head(heads: tuple[int, ...], clause: int | None) -> int:
+    return heads[clause] if clause is not None and clause < len(heads) else 0
+
+
+def _whole(kind: PieceKind, words: tuple[str, ...], head: int, change: int) -> Paragraph:
+    """A clause inserted or deleted whole: its heading line, then its text."""
+    if 0 < head < len(words):
+        return [Piece(kind, " ".join(words[:head]), change), BREAK, Piece(kind, " ".join(words[head:]), change)]
+    return [Piece(kind, " ".join(words), change)]
+
+
+def _edited(words: tuple[str, ...], changes: list[Change], number: dict[int, int], head: int = 0) -> Paragraph:
+    """The clause's words with its changes in place; the heading's own line ends before word `head`,
+    unless a change runs across that end (the heading was rewritten into the text or out of it)."""
     pieces: Paragraph = []
     at = 0
+
+    def same(end: int) -> None:
+        if at < head <= end and head < len(words):
+            pieces.extend([Piece("same", " ".join(words[at:head])), BREAK, Piece("same", " ".join(words[head:end]))])
+        else:
+            pieces.append(Piece("same", " ".join(words[at:end])))
+
     for change in sorted(changes, key=lambda c: c.start):
-        pieces.append(Piece("same", " ".join(words[at : change.start])))
+        same(change.start)
         pieces.append(Piece("deleted", " ".join(change.old_words), number[id(change)]))
         pieces.append(Piece("inserted", " ".join(change.new_words), number[id(change)]))
         at = change.end
-    pieces.append(Piece("same", " ".join(words[at:])))
-    return [p for p in pieces if p.text]
+    same(len(words))
+    return [p for p in pieces if p.text or p.kind == "break"]
 
 
 def accepted(paragraphs: list[Paragraph]) -> list[str]:

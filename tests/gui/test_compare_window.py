@@ -29,6 +29,9 @@ def test_compare_shows_both_sides_jumps_to_a_change_and_summarises(qtbot, window
     old_html, new_html = view.old_view.toHtml(), view.new_view.toHtml()
     assert "12,500" in old_html and "15,000" not in old_html and "line-through" in old_html
     assert "15,000" in new_html and "12,500" not in new_html
+    # A heading printed on its own line stays there, above its clause's text, in bold.
+    assert "5. Term and Termination\nThis Agreement starts" in view.new_view.toPlainText()
+    assert 'font-weight:700;">5. Term and Termination</span>' in new_html
     # Clause beside clause: both sides hold as many paragraphs, so a change sits level on both.
     assert view.old_view.document().blockCount() == view.new_view.document().blockCount()
 

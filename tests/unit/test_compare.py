@@ -238,3 +238,25 @@ def test_long_clauses_compared_sentence_first_still_give_every_word(a: list[str]
         assert tag != "equal" or a[i1:i2] == b[j1:j2]
         at_a, at_b = i2, j2
     assert (at_a, at_b) == (len(a), len(b)) and rebuilt == b
+
+
+def test_a_heading_on_its_own_line_stays_above_its_clause_in_the_redline() -> None:
+    """'7. Governing Law' printed above the clause's text is the clause's heading (it has no full stop),
+    and the redline and its export show it on its own line, as the document does, not run into the text."""
+    own_line = [
+        "1. Parties\nThis Agreement is made between Acme Inc. and Beta LLC.",
+        "2. Governing Law\nThis Agreement is governed by the laws of the State of Delaware.",
+    ]
+    changed = [own_line[0], own_line[1].replace("Delaware", "New York")]
+    redline = compare(paged(own_line), paged([*changed, "3. Notices\nNotices must be in writing."]))
+    assert redline.old_heads == (2, 3) and redline.new_heads == (2, 3, 2)
+    assert [c.clause for c in redline.changes] == ["2 Governing Law", "3 Notices"]
+    paragraphs = tracked_paragraphs(redline)
+    assert [p.kind for p in paragraphs[1]][:3] == ["same", "break", "same"]
+    assert paragraphs[1][0].text == "2. Governing Law"
+    assert [(p.kind, p.text) for p in paragraphs[2]] == [
+        ("inserted", "3. Notices"), ("break", ""), ("inserted", "Notices must be in writing."),
+    ]  # fmt: skip
+    assert accepted(paragraphs) == rebuilt(redline)  # the break is layout, never a word
+    # A run-in heading ('1. Term. This Agreement ...') stays run in.
+    assert compare(paged(CLAUSES), paged(CLAUSES)).old_heads == (0, 0, 0, 0, 0)
