@@ -111,7 +111,9 @@ class ExtractionTableModel(QAbstractTableModel):
         parts.append(check_line(cell) or cell_status(cell))
         if cell.found and not cell.verified and cell.quote:
             parts.append("the quoted words are not in the document")
-        if NOT_NAMED in cell.flags:
+        if NOT_NAMED in cell.flags and cell.yes_no:
+            parts.append("the model judged it present, but the passage it quoted never uses this clause's words")
+        elif NOT_NAMED in cell.flags:
             parts.append(f'the model answered "{cell.value}", but no sentence of the document calls it so')
         if cell.flags:
             parts.append(f"flags: {', '.join(cell.flags)}")

@@ -11,6 +11,11 @@ Effective Date, ... as defined in the Sales Dealer Agreement dated as of August 
 agreement's date), or, for a value without one, its names (else its words) and one of those words in
 the same sentence. A value no such sentence holds becomes "not stated", flagged, and the model's answer
 stays in the cell (and its raw record) for a reviewer.
+
+A yes/no clause is judged present on the clause the model quotes; measured on 7 CUAD categories, it
+called 68 of 70 present, quoting a passage about something else (an insurance clause as the audit
+right, the preamble as a cap on liability). Its `named_by` words are those the clause itself must use
+('insur' for insurance): a quote without one leaves the clause absent, flagged.
 """
 
 from __future__ import annotations
@@ -80,9 +85,13 @@ def _near(sentence: str, start: int, end: int, words: Sequence[str]) -> bool:
 
 
 def named_or_not_stated(cell: Cell, field: TemplateField, texts: Sequence[str]) -> Cell:
-    """The cell as it is when the document calls its value by the field's words, else "not stated",
-    flagged: the model's value, evidence and page stay in the cell for a reviewer to see."""
+    """The cell as it is when the document calls its value by the field's words (a yes/no clause: when
+    the clause the model quoted uses one of them), else "not stated" (a clause: absent), flagged: the
+    model's value, evidence and page stay in the cell for a reviewer to see."""
     words = named_words(field.named_by)
-    if not cell.found or not words or named_in(texts, cell.value, words):
+    if not cell.found or not words:
         return cell
-    return dataclasses.replace(cell, found=False, verdict="", passage="", flags=(*cell.flags, NOT_NAMED))
+    if uses_word(cell.quote, words) if field.yes_no else named_in(texts, cell.value, words):
+        return cell
+    value = "no" if field.yes_no else cell.value
+    return dataclasses.replace(cell, found=False, value=value, verdict="", passage="", flags=(*cell.flags, NOT_NAMED))

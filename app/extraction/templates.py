@@ -50,7 +50,8 @@ class TemplateField:
     # (no notice to stop a renewal where nothing renews).
     needs: str = ""
     # Words the document must call a short answer by (app.extraction.named): an effective date
-    # counts only where a sentence calls that date effective or the start of the term.
+    # counts only where a sentence calls that date effective or the start of the term. For a yes/no
+    # clause: words the quoted clause must use.
     named_by: str = ""
 
     @property
@@ -160,8 +161,6 @@ class Template:
                     f"{source}: the description, search words, question or naming words of {f.name!r} is over "
                     f"{MAX_DESCRIPTION} characters"
                 )
-            if f.named_by and f.yes_no:
-                raise FolioError(f"{source}: {f.name!r} is a yes/no clause; only a short answer can be named_by words")
             if f.key in keys or f.name.strip().lower() in names:
                 raise FolioError(f"{source}: field {f.name!r} appears twice")
             keys.add(f.key)
@@ -207,7 +206,6 @@ class Template:
         changed = [replace(f, kind=kind) if f.key == key else f for f in self.fields]
         if kind == YES_NO:  # a yes/no clause is no short answer to presuppose, nor does it presuppose one
             changed = [replace(f, needs="") if key in (f.key, f.needs) else f for f in changed]
-            changed = [replace(f, named_by="") if f.key == key else f for f in changed]
         return replace(self, fields=tuple(changed))
 
     def with_field_moved(self, key: str, position: int) -> Template:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from app.extraction.cells import NOT_NAMED, Cell
 from app.extraction.named import named_in, named_or_not_stated, named_words
 from app.extraction.templates import TemplateField
@@ -59,3 +61,15 @@ def test_a_value_without_a_date_is_matched_by_its_names_stemmed() -> None:
     assert not named_in([incorporated], "the laws of the People's Republic of China", law)
     renews = named_words("renew extend indefinite")
     assert named_in(["It continues for one year and indefinitely after that until terminated."], "indefinite", renews)
+
+
+def test_a_clause_judged_present_counts_only_when_its_quote_uses_the_clauses_words() -> None:
+    insurance = TemplateField("insurance", "Insurance", kind="yes_no", named_by="insur")
+    audit = "Racing shall obtain and maintain comprehensive automobile liability insurance."
+    cell = Cell(1, "insurance", True, "yes", audit, "2", page=2, verdict="quoted", yes_no=True)
+    assert named_or_not_stated(cell, insurance, [audit]) == cell
+    preamble = "This Agreement is made as of this 14th day of March, 2011 by and between NCM and Network Affiliate."
+    quoted_preamble = dataclasses.replace(cell, quote=preamble)
+    absent = named_or_not_stated(quoted_preamble, insurance, [preamble])
+    assert not absent.found and absent.display == "No" and absent.value == "no" and absent.flags == (NOT_NAMED,)
+    assert absent.quote == preamble  # what the model quoted stays for a reviewer

@@ -129,7 +129,7 @@ def test_import_file(tmp_path: Path) -> None:
         store(tmp_path).import_file(path)
 
 
-def test_named_by_words_round_trip_and_only_a_short_answer_takes_them(tmp_path: Path) -> None:
+def test_named_by_words_round_trip(tmp_path: Path) -> None:
     effective = store(tmp_path).get("contract_review").field("effective_date")
     assert effective.named_by == "effective commence"
     raw = {"key": "t", "name": "T", "fields": [{"name": "Start", "named_by": "commence"}]}
@@ -139,6 +139,5 @@ def test_named_by_words_round_trip_and_only_a_short_answer_takes_them(tmp_path: 
     assert "named_by" not in json.dumps(
         Template.from_dict({"key": "u", "name": "U", "fields": [{"name": "A"}]}).to_dict()
     )
-    with pytest.raises(FolioError, match="yes/no clause"):
-        Template.from_dict({"key": "t", "name": "T", "fields": [{"name": "X", "kind": "yes_no", "named_by": "y"}]})
-    assert t.with_field_kind("start", "yes_no").fields[0].named_by == ""
+    assert t.with_field_kind("start", "yes_no").fields[0].named_by == "commence"  # the clause's words
+    assert store(tmp_path).get("contract_review").field("insurance").named_by == "insur"
