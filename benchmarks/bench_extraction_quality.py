@@ -58,7 +58,7 @@ from app.extraction.plain import says_not_stated  # noqa: E402
 from benchmarks.bench_grounding import MAX_ANSWER_TOKENS, QUESTIONS  # noqa: E402
 from benchmarks.bench_grounding import _key as chat_key  # noqa: E402
 from benchmarks.bench_grounding import cache_dir as grounding_cache  # noqa: E402
-from benchmarks.cuad_compare import cuad_date, drawn_from, matches  # noqa: E402
+from benchmarks.cuad_compare import cuad_date, drawn_from, matches, repaired  # noqa: E402
 from benchmarks.eval_model import LABEL as MODEL_LABEL  # noqa: E402
 from benchmarks.eval_model import open_eval_app  # noqa: E402
 from benchmarks.results import threads, write_section  # noqa: E402
@@ -126,7 +126,8 @@ def read_contracts() -> list[Contract]:
             answers[column] = row[answer_column].strip()
             raw = row[column].strip()
             texts = [str(c) for c in ast.literal_eval(raw)] if raw else []
-            clauses[column] = [p.strip() for t in texts for p in t.split("<omitted>") if len(p.strip()) >= 12]
+            pieces = (p.strip() for t in texts for p in t.split("<omitted>"))
+            clauses[column] = [repaired(p) for p in pieces if len(p) >= 12]
         stem = Path(row["Filename"]).stem
         path = next(p for p in CONTRACTS.iterdir() if p.stem == stem and p.suffix.lower() == ".pdf")
         out.append(Contract(row["Filename"], answers, clauses, path))

@@ -42,6 +42,9 @@ _GENERIC = {
     "you", "we", "us", "our", "or", "of", "franchisee", "shall", "is", "in",
 }  # fmt: skip
 _STOP = {"the", "a", "an", "of", "and", "or", "to", "in", "on", "by", "for", "this", "that", "is", "be", "shall"}
+# CUAD's evidence text splits some ordinals ('June 1s t 2020', '16t h day of May') where the PDF has
+# '1st' and '16th'; left so, the evidence is never found on its page.
+_SPLIT_ORDINAL_RE = re.compile(r"\b(\d{1,2})(s t|n d|r d|t h)\b")
 PERPETUAL_RE = re.compile(r"perpetu|indefinite|until (?:it is )?terminated|no (?:fixed )?(?:end|expir)", re.IGNORECASE)
 
 
@@ -69,6 +72,11 @@ def find_dates(text: str) -> list[list[date]]:
 def _year(text: str) -> int:
     y = int(text)
     return y if y >= 100 else (1900 + y if y >= 50 else 2000 + y)
+
+
+def repaired(evidence: str) -> str:
+    """CUAD's evidence text with its split ordinals joined again ('16t h' -> '16th')."""
+    return _SPLIT_ORDINAL_RE.sub(lambda m: m.group(1) + m.group(2).replace(" ", ""), evidence)
 
 
 def cuad_date(answer: str) -> tuple[int | None, int | None, int | None] | None:

@@ -26,7 +26,18 @@ from PySide6.QtWidgets import (
 
 from app.citations.verdicts import GLYPHS
 from app.export import cell_status
-from app.extraction.cells import ADDED, NOT_NAMED, QUOTED, SUPPORTED, UNSUPPORTED, VERDICTS, WRONG_PAGE, Cell
+from app.extraction.cells import (
+    ADDED,
+    MOVED,
+    NOT_HELD,
+    NOT_NAMED,
+    QUOTED,
+    SUPPORTED,
+    UNSUPPORTED,
+    VERDICTS,
+    WRONG_PAGE,
+    Cell,
+)
 from app.extraction.review import ACCEPTED, CLEARED, CORRECTED, REJECTED, Review
 from app.extraction.runner import ExtractionTable
 from ui.safe_text import plain_tooltip
@@ -115,6 +126,10 @@ class ExtractionTableModel(QAbstractTableModel):
             parts.append("the model judged it present, but the passage it quoted never uses this clause's words")
         elif NOT_NAMED in cell.flags:
             parts.append(f'the model answered "{cell.value}", but no sentence of the document calls it so')
+        if NOT_HELD in cell.flags:
+            parts.append(f'the model answered "{cell.value}", but no page of the document holds it')
+        if MOVED in cell.flags:
+            parts.append("the model quoted another passage; this is the sentence of the document that states it")
         if cell.flags:
             parts.append(f"flags: {', '.join(cell.flags)}")
         if review is not None:

@@ -43,6 +43,10 @@ PARTIAL_DOCUMENT = "partial_document"  # only some pages were read: the document
 OFFERED = "passage_offered"  # the model picked this passage among those Folio's word search offered
 PRESUPPOSED = "presupposed_not_stated"  # not asked: the short answer it presupposes is not stated
 NOT_NAMED = "not_named_so"  # a value the document never calls by the field's words (app.extraction.named)
+NOT_HELD = "not_in_document"  # a value no page of the document holds (app.extraction.held)
+MOVED = "evidence_found"  # Folio's evidence: the sentence that calls the value so (app.extraction.named)
+# Flags that describe the evidence the model gave; a cell given other evidence drops them.
+EVIDENCE_FLAGS = (NO_QUOTE, QUOTE_NOT_FOUND, QUOTE_LACKS_VALUE, BAD_PAGE, OFFERED)
 
 # A cell's verdicts are the chat's (app.citations.grounding), named the same way everywhere (app.citations.verdicts).
 VERDICTS = (QUOTED, SUPPORTED, WRONG_PAGE, ADDED, UNSUPPORTED)
@@ -245,6 +249,21 @@ def cell_from_answer(
         # Nothing to ground. A passage the model copied (or picked) and then judged not to answer
         # the field stays with the cell, so a reviewer can see what was considered.
         return Cell(document_id, field.key, False, value, quote, cited, flags=extra_flags, yes_no=field.yes_no)
+    return grounded_cell(document_id, field, value, claim, quote, cited, sources, extra_flags, threshold)
+
+
+def grounded_cell(
+    document_id: int,
+    field: TemplateField,
+    value: str,
+    claim: str,
+    quote: str,
+    cited: str,
+    sources: Sources,
+    extra_flags: tuple[str, ...] = (),
+    threshold: float = DEFAULT_THRESHOLD,
+) -> Cell:
+    """A found cell: its claim grounded with its quote, opening where the grounding (or the cited page) says."""
     checked = ground_cell(sources, claim, quote, cited, threshold, field.name)
     g = checked.grounding
     where = (g.page, g.label, g.t_seconds)

@@ -16,6 +16,11 @@ A yes/no clause is judged present on the clause the model quotes; measured on 7 
 called 68 of 70 present, quoting a passage about something else (an insurance clause as the audit
 right, the preamble as a cap on liability). Its `named_by` words are those the clause itself must use
 ('insur' for insurance): a quote without one leaves the clause absent, flagged.
+
+A short answer the document does call so, but whose quote is another passage (CHIPMOS: 'Taiwan',
+quoted from the preamble's addresses on p. 1, where the governing-law clause is on p. 4), opens on
+the sentence that calls it so: that sentence becomes the cell's evidence, grounded as any quote,
+flagged, and the model's own quote stays in the cell's raw record.
 """
 
 from __future__ import annotations
@@ -25,13 +30,15 @@ import re
 from collections.abc import Iterable, Sequence
 
 from app.citations import normalise
-from app.citations.grounding import content_stems, sentence_bounds
-from app.extraction.cells import NOT_NAMED, Cell
+from app.citations.grounding import QUOTED, SUPPORTED, Sources, content_stems, sentence_bounds
+from app.citations.quotes import DEFAULT_THRESHOLD
+from app.extraction.cells import EVIDENCE_FLAGS, MOVED, NOT_NAMED, Cell, grounded_cell
 from app.extraction.templates import TemplateField
 
 _WORD_RE = re.compile(r"[^\W\d_]+")
 _NAME_RE = re.compile(r"[^\W\d_][\w'’-]*")
 _FACT_KINDS = ("date", "duration")
+MAX_EVIDENCE_CHARS = 600  # a longer "sentence" is a page without full stops: no evidence to point at
 NEAR = 8  # words between the name and the value: "made this first day of July, 2017 (the “Effective Date”)" is 2
 
 
@@ -45,11 +52,16 @@ def uses_word(text: str, words: Sequence[str]) -> bool:
 
 
 def named_in(texts: Iterable[str], value: str, words: Sequence[str]) -> bool:
-    """Does one sentence of these texts hold the value and one of the words? A value with a date or
-    a duration is matched by its first one ('1 July 2017' in 'made this first day of July, 2017 (the
-    "Effective Date")'); any other value by its words."""
+    """Does one sentence of these texts hold the value and one of the words?"""
+    return naming_sentence(texts, value, words) is not None
+
+
+def naming_sentence(texts: Iterable[str], value: str, words: Sequence[str]) -> tuple[int, int, int] | None:
+    """(text index, start, end) of the first sentence that holds the value and one of the words. A
+    value with a date or a duration is matched by its first one ('1 July 2017' in 'made this first
+    day of July, 2017 (the "Effective Date")'); any other value by its words."""
     fact = next((f for f in normalise.find_facts(value) if f.kind in _FACT_KINDS), None)
-    for text in texts:
+    for index, text in enumerate(texts):
         for start, end in sentence_bounds(text):
             sentence = text[start:end]
             if not uses_word(sentence, words):
@@ -57,10 +69,10 @@ def named_in(texts: Iterable[str], value: str, words: Sequence[str]) -> bool:
             if fact is not None:
                 stated = [f for f in normalise.find_facts(sentence) if normalise.fact_found(fact, [f])]
                 if any(_near(sentence, f.start, f.end, words) for f in stated):
-                    return True
+                    return index, start, end
             elif _names_held(sentence, value):
-                return True
-    return False
+                return index, start, end
+    return None
 
 
 def _names_held(sentence: str, value: str) -> bool:
@@ -76,7 +88,7 @@ def _names_held(sentence: str, value: str) -> bool:
 def _near(sentence: str, start: int, end: int, words: Sequence[str]) -> bool:
     """One of the words stands at most NEAR words before or after sentence[start:end]."""
     for match in _WORD_RE.finditer(sentence):
-        if not any(match.group().lower().startswith(w) for w in words):
+        if not uses_word(match.group(), words):
             continue
         between = sentence[match.end() : start] if match.end() <= start else sentence[end : match.start()]
         if (match.start() < end and match.end() > start) or len(between.split()) <= NEAR:
@@ -95,3 +107,25 @@ def named_or_not_stated(cell: Cell, field: TemplateField, texts: Sequence[str]) 
         return cell
     value = "no" if field.yes_no else cell.value
     return dataclasses.replace(cell, found=False, value=value, verdict="", passage="", flags=(*cell.flags, NOT_NAMED))
+
+
+def with_naming_evidence(
+    cell: Cell, field: TemplateField, sources: Sources, threshold: float = DEFAULT_THRESHOLD
+) -> Cell:
+    """A short answer whose quote does not call it by the field's words, with the sentence that does
+    as its evidence (when that sentence grounds it as quoted or supported); else the cell as it is."""
+    words = named_words(field.named_by)
+    if field.yes_no or not cell.found or not words or named_in([cell.quote], cell.value, words):
+        return cell
+    found = naming_sentence([u.text for u in sources.units], cell.value, words)
+    if found is None:
+        return cell
+    index, start, end = found
+    unit = sources.units[index]
+    sentence = " ".join(unit.text[start:end].split())
+    if len(sentence) > MAX_EVIDENCE_CHARS:
+        return cell
+    flags = (*(f for f in cell.flags if f not in EVIDENCE_FLAGS), MOVED)
+    cited = unit.label or str(unit.page)
+    moved = grounded_cell(cell.document_id, field, cell.value, cell.value, sentence, cited, sources, flags, threshold)
+    return moved if moved.verdict in (QUOTED, SUPPORTED) else cell

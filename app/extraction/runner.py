@@ -33,7 +33,8 @@ from app.extraction.cells import (
     failed_cell,
     not_stated_cell,
 )
-from app.extraction.named import named_or_not_stated
+from app.extraction.held import held_or_not_stated
+from app.extraction.named import named_or_not_stated, with_naming_evidence
 from app.extraction.plain import LOOK, NOT_ASKED, says_not_stated
 from app.extraction.prompt import (
     LOOK_TOKENS,
@@ -441,8 +442,15 @@ class ExtractionService:
                 else cell_from_answer(doc_id, a, raw[a.field.key], sources, extra, settings.quote_threshold)
                 for a in asks
             ]
-            # A value the document never calls by the field's words is not stated (an agreement date as effective date).
-            cells = [named_or_not_stated(c, a.field, texts) for c, a in zip(cells, asks, strict=True)]
+            # A value the document does not hold (read from the file name) or never calls by the field's
+            # words (an agreement date as effective date) is not stated.
+            cells = [
+                named_or_not_stated(held_or_not_stated(c, a.field, texts), a.field, texts)
+                for c, a in zip(cells, asks, strict=True)
+            ]
+            # A value quoted from elsewhere opens on the sentence that calls it so.
+            threshold = settings.quote_threshold
+            cells = [with_naming_evidence(c, a.field, sources, threshold) for c, a in zip(cells, asks, strict=True)]
             if look is not None:  # what the model first said plainly is kept beside its form
                 key = fields[0].key
                 raw = {key: {**(raw.get(key) or {}), LOOK: look.answer}}

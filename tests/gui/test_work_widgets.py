@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from app.extraction.cells import NOT_NAMED, QUOTED, UNSUPPORTED
+from app.extraction.cells import NOT_HELD, NOT_NAMED, QUOTED, UNSUPPORTED
 from app.extraction.runner import Cell, ExtractionService, load_evidence
 from app.extraction.templates import TemplateStore
 from app.store.search import Search
@@ -39,7 +39,8 @@ def test_table_shows_values_verdicts_and_opens_the_passage(qtbot, window, contra
                ("page_not_in_document", "quote_not_found"), verdict=UNSUPPORTED)  # fmt: skip
     none = Cell(-1, "insurance", False, "no", yes_no=True)
     unnamed = Cell(-1, "effective_date", False, "March 3, 2025", "made on March 3, 2025", "1", 1, flags=(NOT_NAMED,))
-    ctx, doc, template, _service, run = _stored_run(window, contract_pdf, [bad, none, unnamed])
+    unheld = Cell(-1, "agreement_date", False, "4/2/2018", "made on March 3, 2025", "1", 1, flags=(NOT_HELD,))
+    ctx, doc, template, _service, run = _stored_run(window, contract_pdf, [bad, none, unnamed, unheld])
 
     view = window.work_menu.show_table(run)
     model = view.model
@@ -61,6 +62,9 @@ def test_table_shows_values_verdicts_and_opens_the_passage(qtbot, window, contra
     effective = model.index(0, col["effective_date"])
     assert model.data(effective) == "not stated"
     assert 'the model answered "March 3, 2025", but no sentence' in model.data(effective, Qt.ItemDataRole.ToolTipRole)
+    made = model.index(0, col["agreement_date"])
+    assert model.data(made) == "not stated"
+    assert 'answered "4/2/2018", but no page of the document holds it' in model.data(made, Qt.ItemDataRole.ToolTipRole)
     assert model.data(model.index(0, col["audit_rights"])) == "…"  # not asked yet
     assert "1 quoted or supported, 0 on another page, 1 unsupported" in view.caption.text()
     with qtbot.waitSignal(view.evidence_requested) as signal:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from app.extraction.cells import NOT_NAMED, Cell
-from app.extraction.named import named_in, named_or_not_stated, named_words
+from app.citations.grounding import Sources
+from app.extraction.cells import MOVED, NOT_NAMED, OFFERED, Cell
+from app.extraction.named import named_in, named_or_not_stated, named_words, with_naming_evidence
 from app.extraction.templates import TemplateField
 
 WORDS = named_words("effective commence")
@@ -73,3 +74,20 @@ def test_a_clause_judged_present_counts_only_when_its_quote_uses_the_clauses_wor
     absent = named_or_not_stated(quoted_preamble, insurance, [preamble])
     assert not absent.found and absent.display == "No" and absent.value == "no" and absent.flags == (NOT_NAMED,)
     assert absent.quote == preamble  # what the model quoted stays for a reviewer
+
+
+def test_a_value_quoted_from_elsewhere_opens_on_the_sentence_that_calls_it_so() -> None:
+    # CHIPMOS: 'Taiwan' quoted from the preamble's addresses, the governing-law clause on another page.
+    preamble = "ChipMOS TECHNOLOGIES INC., a company incorporated in Taiwan, and Tsinghua Unigroup Ltd."
+    clause = "This Agreement shall be governed by, and construed in accordance with the laws of Taiwan."
+    sources = Sources.from_pages([preamble, "Payment is due in 30 days.", f"Notices go by mail. {clause}"])
+    law = TemplateField("governing_law", "Governing Law", named_by="govern constru")
+    cell = Cell(1, "governing_law", True, "Taiwan", preamble, "1", page=1, verdict="quoted", passage=preamble,
+                flags=(OFFERED,))  # fmt: skip
+    moved = with_naming_evidence(cell, law, sources)
+    assert (moved.found, moved.value, moved.quote, moved.page, moved.verdict) == (True, "Taiwan", clause, 3, "quoted")
+    assert moved.flags == (MOVED,)  # the offered passage is no longer the evidence
+    # A quote that calls it so already, a field without words, and a value no sentence names stay as they are.
+    assert with_naming_evidence(dataclasses.replace(cell, quote=clause, page=3), law, sources).quote == clause
+    assert with_naming_evidence(cell, TemplateField("governing_law", "Governing Law"), sources) == cell
+    assert with_naming_evidence(dataclasses.replace(cell, value="Delaware"), law, sources).quote == preamble
