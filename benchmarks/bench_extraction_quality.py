@@ -59,8 +59,7 @@ from benchmarks.bench_grounding import MAX_ANSWER_TOKENS, QUESTIONS  # noqa: E40
 from benchmarks.bench_grounding import _key as chat_key  # noqa: E402
 from benchmarks.bench_grounding import cache_dir as grounding_cache  # noqa: E402
 from benchmarks.cuad_compare import cuad_date, drawn_from, matches, repaired  # noqa: E402
-from benchmarks.eval_model import LABEL as MODEL_LABEL  # noqa: E402
-from benchmarks.eval_model import open_eval_app  # noqa: E402
+from benchmarks.eval_model import eval_label, open_eval_app  # noqa: E402
 from benchmarks.results import threads, write_section  # noqa: E402
 from inference.engine_api import EngineConfig, GenerateRequest  # noqa: E402
 from inference.engine_process import EngineProcess  # noqa: E402
@@ -418,7 +417,7 @@ def score(ctx: Any, results: list[DocResult], template: Any, parts: set[str], le
     measured = f"{len(results)} of the {total}" if left_out else f"The {total}"
     lines = [
         f"{measured} CUAD contracts of ../shared/corpus/contracts_pdf against CUAD's expert labels, with the real "
-        f"{MODEL_LABEL} (benchmarks/eval_model.py), greedy, {_threads(ctx.settings.threads)} on the 2-core "
+        f"{eval_label()} (benchmarks/eval_model.py), greedy, {_threads(ctx.settings.threads)} on the 2-core "
         f"machine (times are wall seconds, load average {os.getloadavg()[0]:.1f} at the end). "
         f"Fields: {len(template.fields) - len(yes_no)} of the {len(SHORT)} short answers and {len(yes_no)} of the "
         "template's 33 yes/no clauses. "

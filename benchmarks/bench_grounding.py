@@ -39,8 +39,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.eval_model import LABEL as MODEL_LABEL  # noqa: E402
-from benchmarks.eval_model import open_eval_app  # noqa: E402
+from benchmarks.eval_model import eval_label, open_eval_app  # noqa: E402
 from benchmarks.results import write_section  # noqa: E402
 
 HEADING = "## Grounding: every claim traced to its page (issue 13)"
@@ -632,7 +631,7 @@ def main(argv: list[str]) -> int:
     wanted = len(PROMPTS) * sum(len(v) for v in labels.values())
     contracts = len({a.label.contract for a in asked})
     intro = [
-        f"{MODEL_LABEL} (benchmarks/eval_model.py), {len(asked)} of {wanted} answers "
+        f"{eval_label()} (benchmarks/eval_model.py), {len(asked)} of {wanted} answers "
         f"({len(labels)} contracts x {len(QUESTIONS)} questions x {len(PROMPTS)} prompts; "
         f"{contracts} contracts answered), graded against CUAD's labels in one run "
         f"({time.strftime('%Y-%m-%d')}). Answers come from the model or from the answer cache.",

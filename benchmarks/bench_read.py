@@ -367,9 +367,9 @@ def bench_read_ahead(args: argparse.Namespace, models: list[str]) -> list[str]:
         starter = assemble_starter(shared)
         for name in models:
             if name == "eval":
-                from benchmarks.eval_model import eval_model_path
+                from benchmarks.eval_model import eval_label, eval_model_path
 
-                gguf, label = eval_model_path(), "Qwen2.5-Coder-1.5B Q4_K_M"
+                gguf, label = eval_model_path(), eval_label()
             else:
                 gguf, label = starter, "Gemma 3 270M Q4_K_M (starter)"
             pdf = write_document_pdf(work / f"supply-{name}.pdf", gguf, args.tokens)

@@ -371,14 +371,14 @@ def main() -> int:
         work = Path(tmp)
         for name in args.models.split(","):
             if name == "eval":
-                from benchmarks.eval_model import LABEL, EvalModelMissing, eval_model_path
+                from benchmarks.eval_model import EvalModelMissing, eval_label, eval_model_path
 
                 try:
                     model = eval_model_path()
                 except EvalModelMissing as exc:
-                    notes.append(f"{LABEL} not measured: {exc}")
+                    notes.append(f"{eval_label()} not measured: {exc}")
                     continue
-                label = "Qwen2.5-Coder-1.5B Q4_K_M"
+                label = eval_label()
             else:
                 from app.models.registry import assemble_starter
 

