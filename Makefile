@@ -71,6 +71,7 @@ bench: $(DEV_STAMP)
 
 # Answer and extraction quality with the real Qwen2.5-Coder-1.5B (1.1 GB, installed only here).
 eval: $(EVAL_STAMP)
+	$(BIN)/python benchmarks/eval_model.py >/dev/null
 	for b in $(EVAL_BENCHMARKS); do $(BIN)/python $$b || exit 1; done
 
 clean:

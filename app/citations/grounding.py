@@ -416,6 +416,14 @@ class Sources:
         return cls(units, document_indexes(ctx, list(document_ids)), list(document_ids), search)
 
     # -- grounding -----------------------------------------------------------------------------
+    def anywhere(self, text: str) -> bool:
+        """Do the documents hold this text somewhere: each of its dates and durations, in any wording,
+        or, with none, each of its content words (by stem)? Nothing to look for counts as held."""
+        facts = [f for f in find_facts(text) if f.kind in ("date", "duration")]
+        if facts:
+            return all(any(fact_found(f, list(w.facts)) for w in self._windows) for f in facts)
+        return set(content_stems(text)) <= self._doc_stems
+
     def unit_of(
         self, doc_index: int, page: int | None, t_seconds: float | None, attachment: int | None = None
     ) -> int | None:

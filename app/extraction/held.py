@@ -4,7 +4,7 @@ Measured with the 1.5B on CUAD (issue 19): the prompt gives a document its file 
 and the model read facts from it: '4/2/2018' as GOOSEHEAD's agreement date (the file is
 GOOSEHEADINSURANCE,INC_04_02_2018-...), and the file name itself as Fuse's document name. Its quote
 then was a real passage that did not hold the value. The check is deliberately loose (anywhere in
-the document, dates and durations in any wording, words by stem in any order on one page): it only
+the document, dates and durations in any wording, words by stem anywhere): it only
 catches a value that is not in the document at all, never one worded differently ('first day of
 July, 2017' holds 'July 1, 2017').
 """
@@ -12,32 +12,16 @@ July, 2017' holds 'July 1, 2017').
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 
-from app.citations import normalise
-from app.citations.grounding import content_stems
-from app.extraction.cells import NOT_HELD, Cell, holds
+from app.citations.grounding import Sources
+from app.extraction.cells import NOT_HELD, Cell
 from app.extraction.templates import TemplateField
 
-_FACT_KINDS = ("date", "duration")
 
-
-def held_in(texts: Sequence[str], value: str) -> bool:
-    """Does some page hold the value: each of its dates and durations, or else its words?"""
-    facts = [f for f in normalise.find_facts(value) if f.kind in _FACT_KINDS]
-    if facts:
-        stated = [f for text in texts for f in normalise.find_facts(text)]
-        return all(normalise.fact_found(f, stated) for f in facts)
-    wanted = set(content_stems(value))
-    if not wanted:
-        return True  # nothing to look for ('12'): no grounds to drop it
-    return any(holds(text, value) or wanted <= set(content_stems(text)) for text in texts)
-
-
-def held_or_not_stated(cell: Cell, field: TemplateField, texts: Sequence[str]) -> Cell:
-    """The cell as it is when the document holds its value, else "not stated", flagged: the model's
-    value and quote stay in the cell for a reviewer to see. A yes/no clause is not a value: its quote
-    is checked against the document by grounding."""
-    if field.yes_no or not cell.found or held_in(texts, cell.value):
+def held_or_not_stated(cell: Cell, field: TemplateField, sources: Sources) -> Cell:
+    """The cell as it is when the document holds its value (`Sources.anywhere`), else "not stated",
+    flagged: the model's value and quote stay in the cell for a reviewer to see. A yes/no clause is
+    not a value: its quote is checked against the document by grounding."""
+    if field.yes_no or not cell.found or sources.anywhere(cell.value):
         return cell
     return dataclasses.replace(cell, found=False, verdict="", passage="", flags=(*cell.flags, NOT_HELD))

@@ -445,7 +445,7 @@ class ExtractionService:
             # A value the document does not hold (read from the file name) or never calls by the field's
             # words (an agreement date as effective date) is not stated.
             cells = [
-                named_or_not_stated(held_or_not_stated(c, a.field, texts), a.field, texts)
+                named_or_not_stated(held_or_not_stated(c, a.field, sources), a.field, texts)
                 for c, a in zip(cells, asks, strict=True)
             ]
             # A value quoted from elsewhere opens on the sentence that calls it so.

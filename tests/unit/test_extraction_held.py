@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from app.citations.grounding import Sources
 from app.extraction.cells import NOT_HELD, Cell
-from app.extraction.held import held_in, held_or_not_stated
+from app.extraction.held import held_or_not_stated
 from app.extraction.templates import TemplateField
 
 # GOOSEHEAD's franchise agreement, as its first page has it: no date but the blanks to fill in.
@@ -13,6 +14,10 @@ FRANCHISE = (
 )
 BELLRING = 'It is made this first day of July, 2017 (the\n"Effective Date") between Heritage and Premier.'
 RENEWS = "The Term continues for one (1) years and indefinitely after that until terminated by notice."
+
+
+def held_in(pages: list[str], value: str) -> bool:
+    return Sources.from_pages(pages).anywhere(value)
 
 
 def test_a_value_counts_as_held_in_any_wording_on_any_page() -> None:
@@ -33,10 +38,11 @@ def test_a_date_or_a_name_from_the_file_name_is_not_held() -> None:
 def test_a_cell_the_document_does_not_hold_becomes_not_stated_and_keeps_the_answer() -> None:
     field = TemplateField("agreement_date", "Agreement Date")
     cell = Cell(1, "agreement_date", True, "4/2/2018", FRANCHISE, "1", page=1, verdict="supported", passage="x")
-    changed = held_or_not_stated(cell, field, [FRANCHISE])
+    changed = held_or_not_stated(cell, field, Sources.from_pages([FRANCHISE]))
     assert not changed.found and changed.display == "not stated" and changed.flags == (NOT_HELD,)
     assert (changed.value, changed.quote, changed.page, changed.verdict) == ("4/2/2018", FRANCHISE, 1, "")
-    assert held_or_not_stated(cell, field, [FRANCHISE, "Dated April 2, 2018."]) == cell
+    assert held_or_not_stated(cell, field, Sources.from_pages([FRANCHISE, "Dated April 2, 2018."])) == cell
     clause = TemplateField("insurance", "Insurance", kind="yes_no")
     present = Cell(1, "insurance", True, "yes", FRANCHISE, "1", page=1, verdict="quoted", yes_no=True)
-    assert held_or_not_stated(present, clause, [FRANCHISE]) == present  # a clause is grounded by its quote
+    # A clause is grounded by its quote.
+    assert held_or_not_stated(present, clause, Sources.from_pages([FRANCHISE])) == present
