@@ -1,7 +1,11 @@
-"""Extraction quality against CUAD's expert labels, with the real Qwen2.5-Coder-1.5B (issue 19).
+"""Extraction quality against CUAD's expert labels, with the real Qwen2.5-Coder-1.5B (issues 19, 29).
 
-Ten real contracts (../shared/corpus/contracts_pdf) with CUAD's labels (cuad_labels.csv beside them),
-the built-in contract_review template (the 41 CUAD categories: 8 short answers, 33 yes/no clauses):
+Real contracts with CUAD's labels (cuad_labels.csv beside them) in three folders of ../shared/corpus:
+contracts_pdf (10) and contracts_tune (20) are the tuning set, where prompts, words, rules and
+thresholds are chosen; contracts_check (20) is only for reporting figures out of sample (`--set`).
+Every table reports the two side by side, the check set first; each folder is read in a library of
+its own (the word search's ranking depends on what the library holds). The built-in contract_review
+template (the 41 CUAD categories: 8 short answers, 33 yes/no clauses):
 
 - evidence first: Folio's extraction (ExtractionService), evidence before value, word-search hints;
   a yes/no clause picked from the passages the word search offers;
@@ -25,7 +29,8 @@ The model's raw outputs are cached on disk (keyed by the model's sha256, the who
 answer format and the sampling), so re-grading (parsing, grounding, comparing) needs no model;
 --fresh asks everything anew.
 
-Run: .venv/bin/python benchmarks/bench_extraction_quality.py (make eval). While collecting: --fields short|yes_no,
+Run: .venv/bin/python benchmarks/bench_extraction_quality.py (make eval): every set. --set pdf,tune,check (or a
+folder laid out like them) picks the contracts. While collecting: --fields short|yes_no,
 --clauses KEY,KEY (yes/no clauses to ask), --short KEY,KEY (short answers to ask), --only / --skip A,B (parts of
 contract file names), --no-chat, --baseline (today's design too), --cached-only (grade what the cache holds, never
 ask), --fresh (ask everything anew), --no-write / --write (RESULTS.md).
@@ -65,8 +70,11 @@ from inference.engine_api import EngineConfig, GenerateRequest  # noqa: E402
 from inference.engine_process import EngineProcess  # noqa: E402
 from inference.events import EngineEvent, Finished, GenerationStats, TokenText  # noqa: E402
 
-HEADING = "## Extraction quality against CUAD's labels (issue 19)"
-CONTRACTS = REPO.parent / "shared" / "corpus" / "contracts_pdf"
+HEADING = "## Extraction quality against CUAD's labels (issues 19, 29)"
+CORPUS = REPO.parent / "shared" / "corpus"
+# The folders, and the role each plays: contracts_pdf counts as tuning data (../shared/corpus/README.md).
+SETS = {"pdf": "contracts_pdf", "tune": "contracts_tune", "check": "contracts_check"}
+ROLES = ("check", "tune")  # the order of every table's columns: out of sample first
 BASELINE_PROMPT = REPO / "benchmarks" / "prompts" / "extract_null_first.md"
 # The chat's questions: bench_grounding's wording where it asks the same thing (the same model, system
 # prompt and document, so its cached answers are this benchmark's too), and two more of our own.
@@ -102,6 +110,12 @@ class Contract:
     answers: dict[str, str]  # category -> CUAD's answer ('' when none; 'Yes'/'No' for clauses)
     clauses: dict[str, list[str]]  # category -> CUAD's evidence texts
     path: Path
+    set: str = "pdf"  # the folder's name in SETS (or the folder's own name)
+
+    @property
+    def role(self) -> str:
+        """'check' for the held-out folder, 'tune' for every other (where settings may be chosen)."""
+        return "check" if self.set == "check" else "tune"
 
     def effective(self) -> date | None:
         for category in ("Effective Date", "Agreement Date"):
@@ -113,8 +127,14 @@ class Contract:
         return None
 
 
-def read_contracts() -> list[Contract]:
-    rows = list(csv.DictReader((CONTRACTS / "cuad_labels.csv").open(encoding="utf-8")))
+def set_folder(name: str) -> Path:
+    """The folder of a set's contracts: a name in SETS or a folder of one's own."""
+    return CORPUS / SETS[name] if name in SETS else Path(name)
+
+
+def read_contracts(name: str = "pdf") -> list[Contract]:
+    folder = set_folder(name)
+    rows = list(csv.DictReader((folder / "cuad_labels.csv").open(encoding="utf-8")))
     out = []
     for row in rows:
         answers, clauses = {}, {}
@@ -128,8 +148,8 @@ def read_contracts() -> list[Contract]:
             pieces = (p.strip() for t in texts for p in t.split("<omitted>"))
             clauses[column] = [repaired(p) for p in pieces if len(p) >= 12]
         stem = Path(row["Filename"]).stem
-        path = next(p for p in CONTRACTS.iterdir() if p.stem == stem and p.suffix.lower() == ".pdf")
-        out.append(Contract(row["Filename"], answers, clauses, path))
+        path = next(p for p in folder.iterdir() if p.stem == stem and p.suffix.lower() == ".pdf")
+        out.append(Contract(row["Filename"], answers, clauses, path, name if name in SETS else folder.name))
     return out
 
 
@@ -210,6 +230,7 @@ class DocResult:
     cells: dict[str, dict[str, Any]] = field(default_factory=dict)  # design -> field key -> cell dict
     chat: dict[str, ShortAnswer] = field(default_factory=dict)  # category -> answer
     seconds: dict[str, float] = field(default_factory=dict)  # design or 'chat' -> wall seconds
+    page_texts: list[str] = field(default_factory=list)  # the stored text of each page, for grading
 
 
 def baseline_cells(ctx: Any, service: Any, doc_id: int, template: Any) -> dict[str, dict[str, Any]]:
@@ -281,6 +302,7 @@ def run_document(ctx: Any, engine: RecordingEngine, contract: Contract, template
 
     doc = ctx.library.add(contract.path).document
     result = DocResult(contract, doc.id, doc.title, doc.page_count, doc.token_estimate)
+    result.page_texts = [ctx.library.page_text(doc.id, n) for n in range(1, doc.page_count + 1)]
     service = ExtractionService(ctx, Session.for_context(ctx, engine))
 
     def timed(name: str, job: Any) -> Any:
@@ -393,12 +415,12 @@ def short_correct(contract: Contract, category: str, found: bool, value: str, *,
     return matches(category, truth, value, effective=contract.effective())
 
 
-def page_has_evidence(ctx: Any, document_id: int, page: int | None, clauses: list[str]) -> bool:
+def page_has_evidence(result: DocResult, page: int | None, clauses: list[str]) -> bool:
     from app.citations.quotes import quote_in
 
-    if page is None or not clauses:
+    if page is None or not clauses or not 1 <= page <= len(result.page_texts):
         return False
-    text = ctx.library.page_text(document_id, page)
+    text = result.page_texts[page - 1]
     for clause in clauses:
         for piece in (clause[:120], clause[-120:]):
             if len(piece) >= 12 and quote_in(piece, text):
@@ -410,15 +432,32 @@ def _threads(n: int) -> str:
     return "one llama.cpp thread" if n == 1 else f"{n} llama.cpp threads"
 
 
-def score(ctx: Any, results: list[DocResult], template: Any, parts: set[str], left_out: list[str]) -> list[str]:
+Figures = dict[tuple[str, str], tuple[int, int]]  # (goal, role) -> (part, whole)
+
+
+def by_role(results: list[DocResult]) -> dict[str, list[DocResult]]:
+    """The results of each role that was run, check first."""
+    return {role: [r for r in results if r.contract.role == role] for role in ROLES if any(
+        r.contract.role == role for r in results)}  # fmt: skip
+
+
+def _set_names(results: list[DocResult]) -> str:
+    counts = Counter(r.contract.set for r in results)
+    return " + ".join(f"{SETS.get(name, name)} ({n})" for name, n in counts.items())
+
+
+def score(
+    results: list[DocResult], template: Any, parts: set[str], left_out: list[str], threads_used: int
+) -> list[str]:
     designs = [d for d in DESIGNS if d in parts]
     yes_no = [f for f in template.fields if f.yes_no]
-    total = len(results) + len(left_out)
-    measured = f"{len(results)} of the {total}" if left_out else f"The {total}"
+    roles = by_role(results)
+    described = "; ".join(f"{role}: {_set_names(rs)}" for role, rs in roles.items())
     lines = [
-        f"{measured} CUAD contracts of ../shared/corpus/contracts_pdf against CUAD's expert labels, with the real "
-        f"{eval_label()} (benchmarks/eval_model.py), greedy, {_threads(ctx.settings.threads)} on the 2-core "
+        f"CUAD contracts of ../shared/corpus against CUAD's expert labels ({described}), with the real "
+        f"{eval_label()} (benchmarks/eval_model.py), greedy, {_threads(threads_used)} on the 2-core "
         f"machine (times are wall seconds, load average {os.getloadavg()[0]:.1f} at the end). "
+        "Every table gives the check set (out of sample: nothing was chosen on it) beside the tuning set. "
         f"Fields: {len(template.fields) - len(yes_no)} of the {len(SHORT)} short answers and {len(yes_no)} of the "
         "template's 33 yes/no clauses. "
         "Comparison rules: "
@@ -430,71 +469,85 @@ def score(ctx: Any, results: list[DocResult], template: Any, parts: set[str], le
     if left_out:
         names = ", ".join(Path(f).stem.split("_")[0] for f in left_out)
         lines.append(f"PARTIAL: not measured in this run (their answers were not collected): {names}.")
-    if yes_no:
-        lines.append(f"Yes/no clauses asked: {', '.join(f.name for f in yes_no)}.")
-    figures: dict[str, tuple[int, int]] = {}  # what the goals are judged on: (part, whole)
+    figures: Figures = {}
     if any(not f.yes_no for f in template.fields):
-        lines += short_table(results, designs, "chat" in parts, figures)
+        lines += short_table(roles, designs, "chat" in parts, figures)
     if yes_no:
-        lines += presence_table(results, designs, yes_no, figures)
-    lines += grounding_table(ctx, results, designs, template, figures)
+        lines += presence_table(roles, designs, yes_no, figures)
+    lines += grounding_table(roles, designs, template, figures)
     lines += time_table(results, designs, "chat" in parts, len(template.fields))
-    return lines + goal_lines(figures, len(yes_no))
+    return lines + goal_lines(figures, list(roles), len(yes_no))
 
 
-def goal_lines(figures: dict[str, tuple[int, int]], clauses: int = 33) -> list[str]:
-    """Issue 19's goals, each judged on this run's figures (evidence first); the yes/no goal says how
-    many of the template's 33 clause categories it was judged on."""
+def goal_lines(figures: Figures, roles: list[str], clauses: int = 33) -> list[str]:
+    """The goals, each judged on this run's figures (evidence first) per role, check first, with the
+    gap between the tuning and the check set."""
 
-    def rate(name: str) -> float | None:
-        part, whole = figures.get(name, (0, 0))
+    def rate(name: str, role: str) -> float | None:
+        part, whole = figures.get((name, role), (0, 0))
         return part / whole if whole else None
 
     def verdict(ok: bool | None) -> str:
         return "not measured" if ok is None else ("met" if ok else "MISSED")
 
-    short, same, chat = rate("short"), rate("short vs chat"), rate("chat")
-    precision, recall, lacking = rate("precision"), rate("recall"), rate("no evidence there")
-    lines = ["", "### Goals (evidence first)", ""]
-    if short is not None:
-        lines.append(f"- Short answers at least 80% right: {short:.0%}, {verdict(short >= 0.8)}.")
-    if same is not None and chat is not None:
+    def each(name: str, show: Any) -> str:
+        said = [f"{role} {show(rate(name, role))}" for role in roles if rate(name, role) is not None]
+        values = [rate(name, role) for role in ("check", "tune")]
+        if all(v is not None for v in values):
+            said.append(f"gap {100 * (values[1] - values[0]):+.0f} points")  # type: ignore[operator]
+        return ", ".join(said)
+
+    lines = ["", "### Goals (evidence first; judged on the check set)", ""]
+    pct = lambda v: f"{v:.0%}"  # noqa: E731
+    short, chat = rate("short", "check"), rate("chat", "check")
+    if any(rate("short", r) is not None for r in roles):
+        met = verdict(None if short is None else short >= 0.8)
+        lines.append(f"- Short answers at least 80% right: {each('short', pct)}; {met}.")
+    if any(rate("chat", r) is not None for r in roles):
+        same = rate("short vs chat", "check")
         lines.append(
-            f"- Never below the chat on the same questions: {same:.0%} against the chat's {chat:.0%}, "
-            f"{verdict(same >= chat)}."
+            f"- Never below the chat on the same questions: extraction {each('short vs chat', pct)}; "
+            f"chat {each('chat', pct)}; {verdict(None if same is None or chat is None else same >= chat)}."
         )
-    if precision is not None and recall is not None:
-        beats = recall >= DEBERTA[1] and precision > DEBERTA[0]
+    if any(rate("precision", r) is not None for r in roles):
+        precision, recall = rate("precision", "check"), rate("recall", "check")
+        beats = None if precision is None or recall is None else recall >= DEBERTA[1] and precision >= DEBERTA[0]
         lines.append(
-            f"- Yes/no clauses above DeBERTa-xlarge ({DEBERTA[0]:.0%} precision at {DEBERTA[1]:.0%} recall): "
-            f"{precision:.0%} precision at {recall:.0%} recall, {verdict(beats)}"
+            f"- Yes/no clauses at least DeBERTa-xlarge ({DEBERTA[0]:.0%} precision at {DEBERTA[1]:.0%} recall): "
+            f"precision {each('precision', pct)}; recall {each('recall', pct)}; {verdict(beats)}"
             + ("." if clauses >= 33 else f" on the {clauses} of 33 categories asked only.")
         )
-    if lacking is not None:
+    if any(rate("no evidence there", r) is not None for r in roles):
+        lacking = rate("no evidence there", "check")
         lines.append(
-            f"- Cells marked quoted or supported on a page without CUAD's evidence at most 2%: {lacking:.0%}, "
-            f"{verdict(lacking <= 0.02)}."
+            "- Cells marked quoted or supported on a page without CUAD's evidence at most 2%: "
+            f"{each('no evidence there', pct)}; {verdict(None if lacking is None else lacking <= 0.02)}."
         )
     return lines
 
 
-def short_table(
-    results: list[DocResult], designs: list[str], chat_on: bool, figures: dict[str, tuple[int, int]]
-) -> list[str]:
+def _columns(designs: list[str], roles: dict[str, list[DocResult]], chat_on: bool) -> list[tuple[str, str]]:
+    """(design or 'chat', role) for each column, every role of a design side by side, check first."""
+    return [(d, role) for d in [*designs, *(["chat"] if chat_on else [])] for role in roles]
+
+
+def short_table(roles: dict[str, list[DocResult]], designs: list[str], chat_on: bool, figures: Figures) -> list[str]:
     """Per field, contracts answered right (the chat's out of the contracts it was asked about), and a
     last row comparing the extraction with the chat on exactly the same questions (chat parity)."""
-    columns = [*designs, *(["chat"] if chat_on else [])]
+    columns = _columns(designs, roles, chat_on)
+    sizes = ", ".join(f"{role} {len(rs)}" for role, rs in roles.items())
     lines = [
         "",
-        f"### Short answers: contracts answered correctly (of {len(results)})",
+        f"### Short answers: contracts answered correctly (of {sizes})",
         "",
-        "| field | " + " | ".join(columns) + " |",
+        "| field | " + " | ".join(f"{d}: {role}" for d, role in columns) + " |",
         "| --- | " + " | ".join("---:" for _ in columns) + " |",
     ]
     right: dict[tuple[str, str, str], bool] = {}  # (column, contract, category) -> answered right
-    categories = [(c, k) for c, (k, _q) in SHORT.items() if any(k in r.cells[d] for r in results for d in designs)]
+    everything = [r for rs in roles.values() for r in rs]
+    categories = [(c, k) for c, (k, _q) in SHORT.items() if any(k in r.cells[d] for r in everything for d in designs)]
     for category, key in categories:
-        for r in results:
+        for r in everything:
             for design in designs:
                 cell = r.cells[design][key]
                 # A refused document (too long) answered nothing: wrong, even where CUAD has no answer.
@@ -506,9 +559,10 @@ def short_table(
                 ok = not said.note and short_correct(r.contract, category, found, said.value, chat=True)
                 right["chat", r.contract.filename, category] = ok
         row = []
-        for column in columns:
-            mine = [v for (c, _f, cat), v in right.items() if c == column and cat == category]
-            asked = f" (of {len(mine)})" if column == "chat" and len(mine) < len(results) else ""
+        for column, role in columns:
+            names = {r.contract.filename for r in roles[role]}
+            mine = [v for (c, f, cat), v in right.items() if c == column and cat == category and f in names]
+            asked = f" (of {len(mine)})" if column == "chat" and len(mine) < len(names) else ""
             row.append(f"{sum(mine)}{asked}" if mine else "not asked")
         lines.append(f"| {category} | " + " | ".join(row) + " |")
 
@@ -516,67 +570,112 @@ def short_table(
         got = sum(right[column, f, c] for f, c in pairs)
         return f"**{got / len(pairs):.0%}** ({got}/{len(pairs)})" if pairs else "-"
 
-    everything = [(r.contract.filename, c) for r in results for c, _k in categories]
-    chat_pairs = [(f, c) for f, c in everything if ("chat", f, c) in right]
-    figures["short"] = (sum(right["evidence first", f, c] for f, c in everything), len(everything))
-    if chat_pairs:
-        figures["short vs chat"] = (sum(right["evidence first", f, c] for f, c in chat_pairs), len(chat_pairs))
-        figures["chat"] = (sum(right["chat", f, c] for f, c in chat_pairs), len(chat_pairs))
-    totals = [share(c, everything) if c != "chat" or len(chat_pairs) == len(everything) else "-" for c in columns]
+    totals, on_chat = [], []
+    for column, role in columns:
+        pairs = [(r.contract.filename, c) for r in roles[role] for c, _k in categories]
+        chat_pairs = [(f, c) for f, c in pairs if ("chat", f, c) in right]
+        complete = column != "chat" or len(chat_pairs) == len(pairs)
+        totals.append(share(column, pairs) if complete else "-")
+        on_chat.append(share(column, chat_pairs))
+        if column == "evidence first":
+            figures["short", role] = (sum(right[column, f, c] for f, c in pairs), len(pairs))
+            if chat_pairs:
+                figures["short vs chat", role] = (sum(right[column, f, c] for f, c in chat_pairs), len(chat_pairs))
+                figures["chat", role] = (sum(right["chat", f, c] for f, c in chat_pairs), len(chat_pairs))
     lines.append("| **all short answers** | " + " | ".join(totals) + " |")
-    if chat_pairs and len(chat_pairs) < len(everything):
-        lines.append(
-            f"| **the {len(chat_pairs)} questions the chat was asked** | "
-            + " | ".join(share(c, chat_pairs) for c in columns)
-            + " |"
-        )
+    if chat_on and "-" in totals:
+        lines.append("| **the questions the chat was asked** | " + " | ".join(on_chat) + " |")
     return lines
 
 
+def average_precision(scored: list[tuple[float, bool]]) -> float:
+    """The area under the precision-recall curve as average precision: precision at each distinct score,
+    weighted by the recall gained there (tied scores count as one step, as scikit-learn does). A yes/no
+    design without scores is the curve of its one decision (1 present, 0 absent)."""
+    positives = sum(truth for _s, truth in scored)
+    if not positives:
+        return 0.0
+    area = 0.0
+    tp = seen = 0
+    ordered = sorted(scored, key=lambda st: -st[0])
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j < len(ordered) and ordered[j][0] == ordered[i][0]:
+            tp += ordered[j][1]
+            seen += 1
+            j += 1
+        gained = sum(truth for _s, truth in ordered[i:j])
+        area += (gained / positives) * (tp / seen)
+        i = j
+    return area
+
+
+def cell_score(cell: dict[str, Any]) -> float:
+    """How sure a cell is that the clause is present: its stored score when it has one, else its decision."""
+    value = cell.get("score")
+    return float(value) if value is not None else float(bool(cell["found"]))
+
+
 def presence_table(
-    results: list[DocResult], designs: list[str], yes_no: list[Any], figures: dict[str, tuple[int, int]]
+    roles: dict[str, list[DocResult]], designs: list[str], yes_no: list[Any], figures: Figures
 ) -> list[str]:
+    contracts = ", ".join(f"{role} {len(rs)}" for role, rs in roles.items())
     lines = [
         "",
-        f"### Yes/no clauses: 'present' against CUAD's Yes ({len(yes_no)} categories x {len(results)} contracts)",
+        f"### Yes/no clauses: 'present' against CUAD's Yes ({len(yes_no)} categories x contracts: {contracts})",
         "",
         "A cell counts as present when the model judged a clause present; 'grounded' also needs the clause it "
-        "copied to be in the document.",
+        "copied to be in the document. The area under the precision-recall curve is the average precision over "
+        "the cells' scores (a design without scores: its one decision).",
         "",
-        "| design | CUAD Yes | said present | right | precision | recall |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| design | set | CUAD Yes | said present | right | precision | recall | PR area |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    per_category: dict[str, Counter[str]] = defaultdict(Counter)
+    per_category: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for design in designs:
         for grounded_only in (False, True):
-            tp = fp = fn = 0
-            for r in results:
-                for f in yes_no:
-                    truth = r.contract.answers[f.name] == "Yes"
-                    cell = r.cells[design][f.key]
-                    said = bool(cell["found"]) and (not grounded_only or cell["verdict"] != "unsupported")
-                    tp += truth and said
-                    fp += said and not truth
-                    fn += truth and not said
-                    if design == "evidence first" and not grounded_only:
-                        counts = {"yes": int(truth), "said": int(said), "right": int(truth and said)}
-                        per_category[f.name].update(counts)
-            precision = tp / (tp + fp) if tp + fp else 0.0
-            recall = tp / (tp + fn) if tp + fn else 0.0
-            if design == "evidence first" and not grounded_only:
-                figures["precision"], figures["recall"] = (tp, tp + fp), (tp, tp + fn)
-            name = f"{design}, grounded" if grounded_only else design
-            lines.append(f"| {name} | {tp + fn} | {tp + fp} | {tp} | {precision:.0%} | {recall:.0%} |")
-    published = f"{DEBERTA[0]:.0%} | {DEBERTA[1]:.0%}"
-    lines.append(f"| CUAD's DeBERTa-xlarge (published; fine-tuned, clause spans) | | | | {published} |")
+            for role, results in roles.items():
+                tp = fp = fn = 0
+                scored: list[tuple[float, bool]] = []
+                for r in results:
+                    for f in yes_no:
+                        truth = r.contract.answers[f.name] == "Yes"
+                        cell = r.cells[design][f.key]
+                        said = bool(cell["found"]) and (not grounded_only or cell["verdict"] != "unsupported")
+                        scored.append((cell_score(cell), truth))
+                        tp += truth and said
+                        fp += said and not truth
+                        fn += truth and not said
+                        if design == "evidence first" and not grounded_only:
+                            counts = {"yes": int(truth), "said": int(said), "right": int(truth and said)}
+                            per_category[f.name, role].update(counts)
+                precision = tp / (tp + fp) if tp + fp else 0.0
+                recall = tp / (tp + fn) if tp + fn else 0.0
+                area = "" if grounded_only else f"{average_precision(scored):.2f}"
+                if design == "evidence first" and not grounded_only:
+                    figures["precision", role], figures["recall", role] = (tp, tp + fp), (tp, tp + fn)
+                    figures["pr area", role] = (round(1000 * average_precision(scored)), 1000)
+                name = f"{design}, grounded" if grounded_only else design
+                lines.append(
+                    f"| {name} | {role} | {tp + fn} | {tp + fp} | {tp} | {precision:.0%} | {recall:.0%} | {area} |"
+                )
+    published = f"{DEBERTA[0]:.0%} | {DEBERTA[1]:.0%} |"
+    lines.append(
+        f"| CUAD's DeBERTa-xlarge (published; fine-tuned, clause spans) | CUAD's test set | | | | {published} |"
+    )
     if per_category:
-        lines += ["", "Per category (evidence first): CUAD Yes / said present / right.", ""]
-        lines.append("; ".join(f"{n} {c['yes']}/{c['said']}/{c['right']}" for n, c in per_category.items()) + ".")
+        lines += ["", "Per category (evidence first): CUAD Yes / said present / right, check; tune.", ""]
+        per = []
+        for f in yes_no:
+            sides = [per_category[f.name, role] for role in roles]
+            per.append(f"{f.name} " + "; ".join(f"{c['yes']}/{c['said']}/{c['right']}" for c in sides))
+        lines.append(", ".join(per) + ".")
     return lines
 
 
 def grounding_table(
-    ctx: Any, results: list[DocResult], designs: list[str], template: Any, figures: dict[str, tuple[int, int]]
+    roles: dict[str, list[DocResult]], designs: list[str], template: Any, figures: Figures
 ) -> list[str]:
     from app.extraction.cells import VERDICTS
 
@@ -591,35 +690,37 @@ def grounding_table(
         "'no evidence there' counts every quoted or supported cell whose page holds none, including fields CUAD "
         "says the contract does not have (the value is wrong, wherever it stands).",
         "",
-        "| design | cells with a value | "
+        "| design | set | cells with a value | "
         + " | ".join(VERDICTS)
         + " | quoted/supported: CUAD evidence elsewhere | quoted/supported: no CUAD evidence there |",
-        "| --- | ---: | " + " | ".join("---:" for _ in VERDICTS) + " | ---: | ---: |",
+        "| --- | --- | ---: | " + " | ".join("---:" for _ in VERDICTS) + " | ---: | ---: |",
     ]
     for design in designs:
-        verdicts: Counter[str] = Counter()
-        marked = wrong = checked = lacking = 0
-        for r in results:
-            for f in template.fields:
-                cell = r.cells[design][f.key]
-                if not cell["found"]:
-                    continue
-                verdicts[cell["verdict"]] += 1
-                if cell["verdict"] not in ("quoted", "supported"):
-                    continue
-                clauses = r.contract.clauses.get(f.name, [])
-                holds = page_has_evidence(ctx, r.document_id, cell.get("page"), clauses)
-                checked += 1
-                lacking += not holds
-                if clauses:
-                    marked += 1
-                    wrong += not holds
-        if design == "evidence first":
-            figures["no evidence there"] = (lacking, checked)
-        counts = " | ".join(str(verdicts[v]) for v in VERDICTS)
-        lines.append(
-            f"| {design} | {sum(verdicts.values())} | {counts} | {_share(wrong, marked)} | {_share(lacking, checked)} |"
-        )
+        for role, results in roles.items():
+            verdicts: Counter[str] = Counter()
+            marked = wrong = checked = lacking = 0
+            for r in results:
+                for f in template.fields:
+                    cell = r.cells[design][f.key]
+                    if not cell["found"]:
+                        continue
+                    verdicts[cell["verdict"]] += 1
+                    if cell["verdict"] not in ("quoted", "supported"):
+                        continue
+                    clauses = r.contract.clauses.get(f.name, [])
+                    holds = page_has_evidence(r, cell.get("page"), clauses)
+                    checked += 1
+                    lacking += not holds
+                    if clauses:
+                        marked += 1
+                        wrong += not holds
+            if design == "evidence first":
+                figures["no evidence there", role] = (lacking, checked)
+            counts = " | ".join(str(verdicts[v]) for v in VERDICTS)
+            lines.append(
+                f"| {design} | {role} | {sum(verdicts.values())} | {counts} | {_share(wrong, marked)} | "
+                f"{_share(lacking, checked)} |"
+            )
     return lines
 
 
@@ -633,19 +734,35 @@ def time_table(results: list[DocResult], designs: list[str], chat_on: bool, fiel
         "",
         f"### Time per document (wall seconds for all {fields} fields; chat: the same short questions)",
         "",
-        "| contract | pages | tokens (est.) | read as | " + " | ".join(columns) + " |",
-        "| --- | ---: | ---: | --- | " + " | ".join("---:" for _ in columns) + " |",
+        "| contract | set | pages | tokens (est.) | read as | " + " | ".join(columns) + " |",
+        "| --- | --- | ---: | ---: | --- | " + " | ".join("---:" for _ in columns) + " |",
     ]
-    for r in results:
+    for r in sorted(results, key=lambda r: ROLES.index(r.contract.role)):
         secs = " | ".join(f"{r.seconds.get(c, 0):.0f}" for c in columns)
-        lines.append(f"| {r.title[:48]} | {r.pages} | {r.tokens:,} | {r.read_as} | {secs} |")
+        lines.append(f"| {r.title[:48]} | {r.contract.set} | {r.pages} | {r.tokens:,} | {r.read_as} | {secs} |")
+    for role in ROLES:
+        mine = [r for r in results if r.contract.role == role]
+        if mine:
+            medians = " | ".join(f"{_median([r.seconds.get(c, 0) for r in mine]):.0f}" for c in columns)
+            lines.append(f"| **median, {role}** | | | | | {medians} |")
     return lines
 
 
-def setup_home(fresh: bool, threads: int = 1) -> tuple[Any, str]:
-    """A FOLIO_HOME with the eval model registered and active, document snapshots kept on disk: a new
-    one for a fresh run (every document is read, and timed, from scratch), else one kept between runs."""
-    home = Path(tempfile.mkdtemp(prefix="folio-bench-extraction-")) if fresh else cache_dir() / "home"
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    n = len(ordered)
+    return (ordered[n // 2] + ordered[(n - 1) // 2]) / 2 if n else 0.0
+
+
+def setup_home(fresh: bool, set_name: str, threads: int = 1, prefix: str = "home") -> tuple[Any, str]:
+    """A FOLIO_HOME for one set of contracts, with the eval model registered and active and document
+    snapshots kept on disk: a new one for a fresh run (every document is read, and timed, from
+    scratch), else one kept between runs. Each set has a library of its own: the word search's ranking
+    (FTS5's BM25) depends on what the library holds, so a set's hints never depend on another's."""
+    name = (
+        set_name if set_name in SETS else hashlib.sha256(str(set_folder(set_name).resolve()).encode()).hexdigest()[:12]
+    )
+    home = Path(tempfile.mkdtemp(prefix="folio-bench-extraction-")) if fresh else cache_dir() / f"{prefix}-{name}"
     return open_eval_app(
         home, f"max_answer_tokens = {CHAT_TOKENS}\nthinking = false\nstate_cache_gb = 8\nthreads = {threads}\n"
     )
@@ -653,6 +770,9 @@ def setup_home(fresh: bool, threads: int = 1) -> tuple[Any, str]:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Extraction against CUAD's labels with the real 1.5B model.")
+    parser.add_argument(
+        "--set", default="pdf,tune,check", help="contract sets: pdf, tune, check or folders, comma-separated"
+    )
     parser.add_argument("--fresh", action="store_true", help="ask the model again (and read every document anew)")
     parser.add_argument("--cached-only", action="store_true", help="grade only the answers already cached")
     parser.add_argument("--only", default="", help="only the contracts whose file name holds one of these (a,b)")
@@ -663,81 +783,102 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--no-chat", action="store_true", help="do not ask the chat the same questions")
     parser.add_argument("--baseline", action="store_true", help="also run the first request design")
     parser.add_argument("--threads", type=threads, default=1, help="llama.cpp threads (1 on a shared machine)")
+    parser.add_argument("--home", default="home", help="name of the kept homes (two runs at once need two)")
     written = parser.add_mutually_exclusive_group()
     written.add_argument("--write", action="store_true", help="update RESULTS.md even for a partial run")
     written.add_argument("--no-write", action="store_true", help="never update RESULTS.md")
     return parser.parse_args(argv)
 
 
-def main(argv: list[str]) -> int:
-    args = parse_args(argv)
-    if not (CONTRACTS / "cuad_labels.csv").exists():
-        print(f"bench_extraction_quality: the CUAD contracts are not at {CONTRACTS}", file=sys.stderr)
-        return 1
-    only = args.only
-    ctx, model_sha = setup_home(args.fresh, args.threads)
+def chosen_template(ctx: Any, args: argparse.Namespace) -> Any:
+    """contract_review with the fields --fields, --clauses and --short keep."""
+    from app.extraction.templates import TemplateStore
+
+    template = TemplateStore.for_config(ctx.paths.config_dir).get("contract_review")
+    clauses = [c for c in args.clauses.split(",") if c]
+    shorts = [c for c in args.short.split(",") if c]
+    unknown = sorted(set(shorts) - {key for key, _question in SHORT.values()})
+    if unknown:
+        raise SystemExit(f"bench_extraction_quality: no short answer {unknown[0]!r}")
+    keep = tuple(
+        f
+        for f in template.fields
+        if (args.fields == "all" or f.yes_no == (args.fields == "yes_no"))
+        and (not f.yes_no or not clauses or f.key in clauses)
+        and (f.yes_no or not shorts or f.key in shorts)
+    )
+    return dataclasses.replace(template, fields=keep)
+
+
+def run_set(set_name: str, args: argparse.Namespace, parts: set[str]) -> tuple[list[DocResult], list[str], Any, str]:
+    """Every chosen contract of one set, in a home of the set's own: (results, files left out,
+    template, model sha256)."""
+    ctx, model_sha = setup_home(args.fresh, set_name, args.threads, args.home)
     store = cache_dir() / model_sha[:16]
     store.mkdir(parents=True, exist_ok=True)
     engine = RecordingEngine(store, model_sha, args.fresh, cached_only=args.cached_only)
     try:
-        from app.extraction.templates import TemplateStore
-
-        template = TemplateStore.for_config(ctx.paths.config_dir).get("contract_review")
-        kinds = args.fields
-        clauses = [c for c in args.clauses.split(",") if c]
-        shorts = [c for c in args.short.split(",") if c]
-        unknown = sorted(set(shorts) - {key for key, _question in SHORT.values()})
-        if unknown:
-            print(f"bench_extraction_quality: no short answer {unknown[0]!r}", file=sys.stderr)
-            return 2
-        keep = tuple(
-            f
-            for f in template.fields
-            if (kinds == "all" or f.yes_no == (kinds == "yes_no"))
-            and (not f.yes_no or not clauses or f.key in clauses)
-            and (f.yes_no or not shorts or f.key in shorts)
-        )
-        template = dataclasses.replace(template, fields=keep)
-        parts = {"evidence first", *(() if args.no_chat else ("chat",))}
-        parts |= {DESIGNS[0]} if args.baseline else set()
-        parts |= {"--cached-only"} if engine.cached_only else set()
+        template = chosen_template(ctx, args)
         skip = [s for s in args.skip.lower().split(",") if s]
-        wanted = [o for o in only.lower().split(",") if o] or [""]
+        wanted = [o for o in args.only.lower().split(",") if o] or [""]
+        every = read_contracts(set_name)
         contracts = [
             c
-            for c in read_contracts()
+            for c in every
             if any(o in c.filename.lower() for o in wanted) and not any(s in c.filename.lower() for s in skip)
         ]
         # Small contracts first: the first figures arrive early, the long one comes last.
         contracts.sort(key=lambda c: c.path.stat().st_size)
         # Every contract is in the library before any is asked: the word search's ranking (FTS5's BM25)
         # depends on what the library holds, and so do the hints and offered passages of a prompt.
-        for c in read_contracts():
+        for c in every:
             ctx.library.add(c.path)
         results = []
-        left_out = [c.filename for c in read_contracts() if c not in contracts]
+        left_out = [c.filename for c in every if c not in contracts]
         for c in contracts:
             try:
                 results.append(run_document(ctx, engine, c, template, parts))
             except NotCached:
                 print(f"    skipped {c.filename}: not all of its answers are cached", file=sys.stderr)
                 left_out.append(c.filename)
-        lines = score(ctx, results, template, parts, left_out)
-        dump = store / "last-run.json"
+        dump = store / f"last-run-{Path(set_name).name}.json"
         dump.write_text(
             json.dumps(
-                [{"file": r.contract.filename, "cells": r.cells, "chat": {k: vars(v) for k, v in r.chat.items()},
-                  "seconds": r.seconds, "read_as": r.read_as} for r in results],
+                [{"file": r.contract.filename, "set": r.contract.set, "cells": r.cells,
+                  "chat": {k: vars(v) for k, v in r.chat.items()}, "seconds": r.seconds, "read_as": r.read_as}
+                 for r in results],
                 indent=1, default=str,
             ),
             encoding="utf-8",
         )  # fmt: skip
-        print(f"answers of this run: {dump}", file=sys.stderr)
+        print(f"answers of this run ({set_name}): {dump}", file=sys.stderr)
+        return results, left_out, template, model_sha
     finally:
         engine.close()
         ctx.close()
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    sets = [s for s in args.set.split(",") if s]
+    for name in sets:
+        if not (set_folder(name) / "cuad_labels.csv").exists():
+            print(f"bench_extraction_quality: no CUAD contracts with labels at {set_folder(name)}", file=sys.stderr)
+            return 1
+    parts = {"evidence first", *(() if args.no_chat else ("chat",))}
+    parts |= {DESIGNS[0]} if args.baseline else set()
+    parts |= {"--cached-only"} if args.cached_only else set()
+    results: list[DocResult] = []
+    left_out: list[str] = []
+    template: Any = None
+    for name in sets:
+        done, missed, template, _sha = run_set(name, args, parts)
+        results += done
+        left_out += missed
+    lines = score(results, template, parts, left_out, args.threads)
     print("\n".join(lines))
-    if args.write or (not args.no_write and not only and not skip and kinds == "all" and not clauses and not shorts):
+    narrowed = args.only or args.skip or args.fields != "all" or args.clauses or args.short
+    if args.write or (not args.no_write and not narrowed and set(sets) == set(SETS)):
         write_section(HEADING, lines)
     return 0
 
