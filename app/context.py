@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,8 @@ class AppContext:
     paths: Paths
     settings: Settings
     db: Database
+    # Where a few words about slow one-off work go (the CLI prints them on stderr); None: nowhere.
+    notice: Callable[[str], None] | None = None
 
     @property
     def audit(self) -> AuditLog:
@@ -43,7 +46,7 @@ class AppContext:
 
     @property
     def models(self) -> ModelRegistry:
-        return ModelRegistry(self.db, self.paths.models_dir)
+        return ModelRegistry(self.db, self.paths.models_dir, self.notice)
 
     @property
     def limits(self) -> Limits:
@@ -54,7 +57,7 @@ class AppContext:
 
     def reopen(self) -> AppContext:
         """A second connection to the same files, for another thread (SQLite connections stay put)."""
-        return AppContext(self.paths, self.settings, open_db(self.paths.db_file))
+        return AppContext(self.paths, self.settings, open_db(self.paths.db_file), self.notice)
 
     def close(self) -> None:
         self.db.close()

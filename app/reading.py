@@ -92,7 +92,7 @@ def _local_model_sha(ctx: AppContext) -> str | None:
     if ctx.settings.server_url.strip():
         return None
     try:
-        return ctx.models.active(ctx.settings).sha256
+        return ctx.models.active_sha256(ctx.settings)
     except FolioError:
         return None
 

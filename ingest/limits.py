@@ -20,6 +20,10 @@ class Limits:
     max_keyframes: int = 24  # frame budget for a video
     page_tokens: int = 2048  # vision tokens for one scanned page (an A4 page at ~150 dpi)
     frame_tokens: int = 576  # vision tokens for one keyframe (1024x576 for 16:9)
+    # Nesting, which readers walk by recursion: MIME parts inside parts (real mail nests a few levels;
+    # a mail bomb thousands), and e-mails attached to e-mails attached to e-mails (each read in turn).
+    max_mime_depth: int = 50
+    max_attachment_depth: int = 8
 
 
 def vision_tokens(width: int, height: int) -> int:

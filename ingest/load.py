@@ -57,7 +57,11 @@ def load(
 
     `ocr` chooses the OCR engine for scanned pages and images (default: rapidocr); `progress` hears
     about each page read, from the thread or process doing the reading."""
-    limits = limits or Limits()
+    return _load(path, _Options(password, limits or Limits(), ocr or OcrOptions(), progress))
+
+
+def _load(path: str | Path, options: _Options) -> Document:
+    limits = options.limits
     source = Path(path).expanduser().resolve()
     size = check_readable(source, limits)
     try:
@@ -76,7 +80,6 @@ def load(
             "files (save an unprotected copy, or a PDF)",
             path=str(source),
         )
-    options = _Options(password, limits, ocr or OcrOptions(), progress)
     try:
         _read_into(document, source, kind.family, options)
     except IngestError as exc:
@@ -99,6 +102,7 @@ class _Options:
     limits: Limits
     ocr: OcrOptions
     progress: ProgressFn | None
+    nesting: int = 0  # how many e-mails this file is attached inside
 
 
 def _read_into(document: Document, source: Path, family: str, options: _Options) -> None:
@@ -151,8 +155,14 @@ def _read_into(document: Document, source: Path, family: str, options: _Options)
         document.kind = "email"
 
         def load_attachment(path: Path) -> Document:
-            # Attachments are read like any file (a scanned PDF is OCR'd), but without their own progress.
-            return load(path, limits=limits, ocr=options.ocr)
+            # Attachments are read like any file (a scanned PDF is OCR'd), but without their own progress;
+            # an e-mail inside an e-mail inside ... is read only so deep (each level is a recursion).
+            if options.nesting >= limits.max_attachment_depth:
+                raise CorruptFile(
+                    f"{path.name}: attached inside {options.nesting} e-mails, deeper than Folio reads "
+                    f"({limits.max_attachment_depth})"
+                )
+            return _load(path, _Options(None, limits, options.ocr, None, options.nesting + 1))
 
         read_email(source, document, outlook=family == "msg", limits=limits, load_attachment=load_attachment)
 

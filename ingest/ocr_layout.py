@@ -127,17 +127,26 @@ def _union(boxes: list[Box]) -> Box:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
-def _xy_cut(blocks: list[OcrBlock], height: float) -> list[OcrBlock]:
+# Each cut recurses into its parts. Real pages need a handful of levels; a page of staircased lines
+# could need one per line, so past this depth the rest is read row by row.
+MAX_CUT_DEPTH = 64
+
+
+def _xy_cut(blocks: list[OcrBlock], height: float, depth: int = 0) -> list[OcrBlock]:
     if len(blocks) <= 1:
         return blocks
+    if depth >= MAX_CUT_DEPTH:
+        return _rows_of_blocks(blocks, height)
     rows, row_gap = _split(blocks, 1)
     columns, column_gap, insets = _columns(blocks)
     if len(columns) > 1 and column_gap > row_gap:
         if _is_table(columns, height):
             return _by_rows([line for block in blocks for line in block.lines], height)
-        return [block for part in columns for block in _xy_cut(part, height)] + _xy_cut(insets, height)
+        return [block for part in columns for block in _xy_cut(part, height, depth + 1)] + _xy_cut(
+            insets, height, depth + 1
+        )
     if len(rows) > 1:
-        return [block for part in rows for block in _xy_cut(part, height)]
+        return [block for part in rows for block in _xy_cut(part, height, depth + 1)]
     return _rows_of_blocks(blocks, height)
 
 

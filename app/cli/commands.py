@@ -177,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
         ctx = open_app()
     except USER_ERRORS as exc:
         return _fail(exc)
+    ctx.notice = lambda text: print(f"... {text}", file=sys.stderr, flush=True)
     try:
         handler = _HANDLERS[args.command]
         code = handler(ctx, args)

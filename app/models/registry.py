@@ -191,10 +191,11 @@ def assemble_starter(models_dir: Path) -> Path:
 
 
 class ModelRegistry:
-    def __init__(self, db: Database, models_dir: Path) -> None:
+    def __init__(self, db: Database, models_dir: Path, notice: Callable[[str], None] | None = None) -> None:
         self.db = db
         self.models_dir = models_dir
         self.facts_dir = models_dir / "facts"
+        self.notice = notice  # told, in a few words, about slow one-off work (assembling the starter)
 
     def facts(self, model: ModelRecord) -> ModelFacts:
         return current_facts(model, self.facts_dir)
@@ -278,6 +279,8 @@ class ModelRegistry:
         rows = list(self.db.table("models").rows_where("is_starter = 1"))
         if rows and Path(rows[0]["path"]).exists():
             return ModelRecord.from_row(rows[0])
+        if self.notice is not None:
+            self.notice("setting up the starter model (240 MB, once)")
         path = assemble_starter(self.models_dir)
         record, _ = self.add(path, starter=True)
         return record
@@ -287,6 +290,21 @@ class ModelRegistry:
         path = install_starter(source, self.models_dir)
         record, _ = self.add(path, starter=True)
         return record
+
+    def active_sha256(self, settings: Settings) -> str:
+        """The active model's sha256 without touching any model file: light commands (list, show,
+        search, add) name the model their reading states belong to, and must not assemble the 240 MB
+        starter model (nor fail on a full disk) to do it. The starter's sha256 is the one its file
+        is checked against, so it is known before the file exists."""
+        if settings.active_model:
+            return self.active(settings).sha256
+        rows = list(self.db.table("models").rows_where("is_starter = 1"))
+        if rows:
+            return str(rows[0]["sha256"])
+        try:
+            return starter_sha256()
+        except ImportError as exc:
+            raise FolioError("the starter model is not installed") from exc
 
     def active(self, settings: Settings) -> ModelRecord:
         """The configured model, or the starter demo model when none is configured."""

@@ -134,3 +134,51 @@ def test_purging_an_email_purges_its_attachments_and_their_files(ctx: AppContext
     assert ctx.library.count() == 0
     assert not any(p is not None and p.exists() for p in kept)
     assert ctx.db.execute("SELECT count(*) FROM attachments").fetchone()[0] == 0
+
+
+def test_a_mail_bomb_nested_2000_levels_deep_is_refused_in_one_line(tmp_path: Path) -> None:
+    from tests.fixtures.office import nested_mime_email
+
+    bomb = nested_mime_email(tmp_path / "bomb.eml", 2000)
+    code, out, err = run_folio("add", str(bomb))
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "nested more than 50 levels deep" in err and err.startswith("folio: error: bomb.eml:")
+    assert run_folio("list", "--json")[1].strip() == "[]"
+
+
+def test_mime_nesting_up_to_the_limit_is_read_and_one_more_level_is_not(tmp_path: Path) -> None:
+    from ingest.limits import Limits
+    from tests.fixtures.office import nested_mime_email
+
+    limits = Limits(max_mime_depth=20)
+    # The message is the outermost multipart (level 1), and the text part sits one level below the last.
+    doc = load(nested_mime_email(tmp_path / "ok.eml", 19), limits=limits)
+    assert "The innermost words." in "\n".join(s.text for s in doc.segments)
+    with pytest.raises(IngestError, match="nested more than 20 levels deep"):
+        load(nested_mime_email(tmp_path / "deep.eml", 20), limits=limits)
+
+
+def test_e_mails_attached_inside_e_mails_are_read_only_so_deep(tmp_path: Path) -> None:
+    from ingest.limits import Limits
+    from tests.fixtures.office import forwarded_chain
+
+    doc = load(forwarded_chain(tmp_path / "chain.eml", 6), limits=Limits(max_attachment_depth=3))
+    depth, part = 0, doc
+    while part.attachments:
+        attachment = part.attachments[0]
+        if attachment.document is None:
+            assert "deeper than Folio reads (3)" in attachment.skipped
+            break
+        depth, part = depth + 1, attachment.document
+    assert depth == 3 and f"Level {depth + 1} of the chain." in "\n".join(s.text for s in part.segments)
+
+
+def test_deeply_nested_html_bodies_are_read_in_linear_time() -> None:
+    import time
+
+    from ingest.email_read import html_to_text
+
+    started = time.process_time()
+    text = html_to_text("<div>" * 50_000 + "<p>Clause 1.</p><script>x()</script>" + "</div>" * 50_000)
+    assert text == "Clause 1." and time.process_time() - started < 30
