@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.errors import FolioError
 from app.models.registry import ModelRegistry
 from app.paths import Paths, default_paths
 from app.settings import Settings, load_settings, save_settings
@@ -26,6 +27,7 @@ class AppContext:
     db: Database
     # Where a few words about slow one-off work go (the CLI prints them on stderr); None: nowhere.
     notice: Callable[[str], None] | None = None
+    db_inode: int = 0  # the library file this context opened (see check_still_there)
 
     @property
     def audit(self) -> AuditLog:
@@ -57,16 +59,31 @@ class AppContext:
 
     def reopen(self) -> AppContext:
         """A second connection to the same files, for another thread (SQLite connections stay put)."""
-        return AppContext(self.paths, self.settings, open_db(self.paths.db_file), self.notice)
+        return AppContext(self.paths, self.settings, open_db(self.paths.db_file), self.notice, self.db_inode)
 
     def close(self) -> None:
         self.db.close()
+
+    def check_still_there(self) -> None:
+        """Raise if the library's file was removed or replaced while this process had it open.
+        SQLite keeps writing to a deleted file without complaint, so a command whose data folder was
+        removed under it would otherwise report success for work that went nowhere."""
+        try:
+            same = self.paths.db_file.stat().st_ino == self.db_inode
+        except OSError:
+            same = False
+        if not same:
+            raise FolioError(
+                f"the library at {self.paths.data_dir} was removed while Folio was running: what this command "
+                "did went with it; restore the folder from a backup, or start again with an empty library"
+            )
 
 
 def open_app(paths: Paths | None = None) -> AppContext:
     paths = (paths or default_paths()).ensure()
     settings = load_settings(paths.settings_file)
     ctx = AppContext(paths, settings, open_db(paths.db_file))
+    ctx.db_inode = paths.db_file.stat().st_ino
     if ctx.db.execute("SELECT 1 FROM blob_trash LIMIT 1").fetchone():
         ctx.library.empty_trash()  # a purge was interrupted between its commit and deleting page images
     return ctx

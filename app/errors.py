@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import sqlite3
+
 from inference.errors import EngineError
 from ingest.errors import IngestError
 
@@ -33,6 +36,63 @@ class Cancelled(Exception):
 USER_ERRORS: tuple[type[Exception], ...] = (FolioError, IngestError, EngineError)
 
 
+# Faults of the machine rather than of the input: a full or read-only disk, a folder taken away, a
+# library another process keeps locked. Caught where a command or a window action ends, and said in
+# plain words by one_line (below), the one place that words them.
+FAULTS: tuple[type[Exception], ...] = (OSError, sqlite3.Error)
+
+_AGAIN = "then run the command again"
+
+
+def fault_line(error: BaseException) -> str | None:
+    """What a user should read for a fault of the disk or the database (None: not such a fault)."""
+    if isinstance(error, sqlite3.Error):
+        return _sqlite_line(error)
+    if not isinstance(error, OSError):
+        return None
+    where = f" ({error.filename})" if error.filename else ""
+    code = error.errno
+    if code == errno.ENOSPC:
+        return f"the disk is full{where}: free some space, {_AGAIN}"
+    if code == getattr(errno, "EDQUOT", -1):
+        return f"your disk quota is used up{where}: free some space, {_AGAIN}"
+    if code == errno.EROFS:
+        return f"the disk is read-only{where}: Folio cannot save there; make it writable or set another data folder"
+    if code in (errno.EACCES, errno.EPERM):
+        return f"Folio is not allowed to write or read{where or ' a file it needs'}: check the folder's permissions"
+    if code == errno.ENOENT and error.filename:
+        return f"{error.filename} is gone (was a folder removed while Folio was running?)"
+    if code == errno.EIO:
+        return f"the disk reported a read or write error{where}: check the disk, {_AGAIN}"
+    return None
+
+
+def _sqlite_line(error: sqlite3.Error) -> str:
+    text = str(error).lower()
+    code = getattr(error, "sqlite_errorcode", None)
+    if "disk is full" in text or code == 13:  # SQLITE_FULL
+        return f"the disk holding the library is full: free some space, {_AGAIN} (nothing of this command was saved)"
+    if "locked" in text or "busy" in text:
+        return (
+            "the library is busy: another Folio window or command has held it for longer than the wait "
+            "allows; try again when that one has finished"
+        )
+    if "readonly" in text or "read-only" in text:
+        return "the library is read-only (its folder or disk cannot be written): make it writable, " + _AGAIN
+    if "unable to open" in text:
+        return "the library file cannot be opened: its folder is missing or cannot be written"
+    if "disk i/o" in text:
+        return f"the disk reported an error while Folio used the library: check the disk, {_AGAIN}"
+    if "malformed" in text or "not a database" in text:
+        return "the library file is damaged (the database cannot be read)"
+    return f"the library could not be read or written ({' '.join(str(error).split())})"
+
+
 def one_line(error: BaseException) -> str:
+    faulted = fault_line(error)
+    if faulted is not None:
+        return faulted
+    if isinstance(error, OSError) and error.strerror:
+        return f"{error.filename}: {error.strerror}" if error.filename else error.strerror
     text = str(error).strip() or type(error).__name__
     return " ".join(text.split())

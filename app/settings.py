@@ -128,7 +128,9 @@ def load_settings(path: Path) -> Settings:
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise FolioError(f"settings file {path} is not valid TOML ({exc})") from exc
+        raise FolioError(
+            f"settings file {path} is damaged (not valid TOML: {exc}); fix it, or delete it to go back to the defaults"
+        ) from exc
     version = raw.get("schema_version", 1)
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise FolioError(f"settings file {path} was written by a newer Folio (schema {version}); update Folio")

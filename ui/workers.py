@@ -21,7 +21,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from app.chat import ChatEvent, ChatService
 from app.context import AppContext
 from app.engine.session import Session
-from app.errors import USER_ERRORS, Cancelled, one_line
+from app.errors import FAULTS, USER_ERRORS, Cancelled, one_line
 from app.extraction.runner import ExtractionEvent, ExtractionService
 from app.processes.ingest_reader import IngestProcess
 from app.store.conversations import Conversations
@@ -104,7 +104,7 @@ class ChatWorker(QObject):
         hears that the job ended."""
         try:
             yield
-        except USER_ERRORS as exc:
+        except (*USER_ERRORS, *FAULTS) as exc:  # a full disk, a locked library: said in plain words
             self.failed.emit(one_line(exc))
         except Exception as exc:
             self.failed.emit(f"unexpected error: {type(exc).__name__}: {one_line(exc)}")
@@ -219,6 +219,9 @@ class IngestWorker(QObject):
                 break
             except USER_ERRORS as exc:
                 self.rejected.emit(path, one_line(exc))
+                continue
+            except FAULTS as exc:
+                self.rejected.emit(path, f"{Path(path).name}: {one_line(exc)}")
                 continue
             except Exception as exc:
                 self.rejected.emit(path, f"{Path(path).name}: unexpected error: {one_line(exc)}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -15,7 +16,7 @@ from app import __version__
 from app.cli.compare import add_commands as add_compare_commands
 from app.cli.reading import add_commands as add_reading_commands
 from app.cli.work import add_commands as add_work_commands
-from app.errors import USER_ERRORS, one_line
+from app.errors import FAULTS, USER_ERRORS, one_line
 
 if TYPE_CHECKING:
     from app.context import AppContext
@@ -175,22 +176,30 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         ctx = open_app()
-    except USER_ERRORS as exc:
+    except (*USER_ERRORS, *FAULTS) as exc:
         return _fail(exc)
     ctx.notice = lambda text: print(f"... {text}", file=sys.stderr, flush=True)
     try:
         handler = _HANDLERS[args.command]
         code = handler(ctx, args)
+        ctx.check_still_there()
         sys.stdout.flush()  # a reader that went away shows up here for short output
         return code
     except BrokenPipeError:
         return _reader_gone()
-    except USER_ERRORS as exc:
+    except (*USER_ERRORS, *FAULTS) as exc:
         return _fail(exc)
     except KeyboardInterrupt:
         print("folio: stopped", file=sys.stderr)
         return 130
     finally:
+        _close(ctx)
+
+
+def _close(ctx: AppContext) -> None:
+    """Closing checkpoints the write-ahead log: on a full or vanished disk that can fail too, after
+    the command's own line was printed; the data is safe in the log either way."""
+    with contextlib.suppress(*FAULTS):
         ctx.close()
 
 

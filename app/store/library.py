@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +109,7 @@ class StoredKeyframe:
 
 class Library:
     def __init__(self, db: Database, blobs_dir: Path, *, audit: DocumentAudit, ocr: OcrOptions | None = None) -> None:
+        self._written: list[str] = []  # blobs the add in progress wrote (taken back if it fails)
         self.db = db
         self.blobs_dir = blobs_dir
         self.audit = audit  # every add goes into the audit log, from the CLI and the window alike
@@ -138,11 +140,19 @@ class Library:
         if existing is not None:
             self._remember_source(existing, Path(document.source_path))
             return AddResult(existing, created=False)
-        # Blobs are content-addressed and written first: an orphan blob after a crash is harmless,
-        # a row pointing at a missing blob is not.
-        prepared = self._prepare(document, original=None)
-        with self.db.atomic():
-            doc_id = self._insert(prepared)
+        # Blobs are content-addressed and written first: a row pointing at a missing blob would be a
+        # broken document. Those this add wrote are taken back if it fails (a full disk, a locked
+        # library), so a failed add leaves no files behind either.
+        if not self.blobs_dir.parent.is_dir():  # the data folder was removed: do not make a new one
+            raise NotFound(f"the library folder {self.blobs_dir.parent} is gone (removed while Folio was running?)")
+        self._written = []
+        try:
+            prepared = self._prepare(document, original=None)
+            with self.db.atomic():
+                doc_id = self._insert(prepared)
+        except BaseException:
+            self._take_back(self._written)
+            raise
         self.audit.log.sync_head()
         return AddResult(self.get(doc_id), created=True)
 
@@ -239,7 +249,18 @@ class Library:
         target = self.blobs_dir / name
         if not target.exists():
             atomic_write_bytes(target, data)
+            self._written.append(name)
         return name
+
+    def _take_back(self, names: list[str]) -> None:
+        """Delete blobs a failed add wrote, unless a row names one (another process stored the same
+        page meanwhile). When the library cannot even be read, they stay: an unused file is harmless."""
+        for name in names:
+            try:
+                if self.db.execute(_REFERENCED, {"name": name}).fetchone() is None:
+                    (self.blobs_dir / name).unlink(missing_ok=True)
+            except (OSError, sqlite3.Error):
+                continue
 
     def _remember_source(self, doc: DocumentRow, source: Path) -> None:
         """The same content from another path: remembered (and audited) once per path."""
