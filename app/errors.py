@@ -82,10 +82,23 @@ def _sqlite_line(error: sqlite3.Error) -> str:
     if "unable to open" in text:
         return "the library file cannot be opened: its folder is missing or cannot be written"
     if "disk i/o" in text:
+        if _library_disk_full():  # SQLite says only "disk I/O error" when it cannot grow its -shm file
+            return f"the disk holding the library is full: free some space, {_AGAIN} (nothing of this command was saved)"
         return f"the disk reported an error while Folio used the library: check the disk, {_AGAIN}"
     if "malformed" in text or "not a database" in text:
         return "the library file is damaged (the database cannot be read)"
     return f"the library could not be read or written ({' '.join(str(error).split())})"
+
+
+def _library_disk_full() -> bool:
+    import shutil
+
+    from app.paths import default_paths
+
+    try:
+        return shutil.disk_usage(default_paths().data_dir).free < 1 << 16
+    except OSError:
+        return False
 
 
 def one_line(error: BaseException) -> str:

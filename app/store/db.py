@@ -413,7 +413,10 @@ def open_db(path: Path, *, migrate: bool = True) -> Database:
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA busy_timeout=10000")
     except sqlite3.DatabaseError as exc:
-        raise FolioError(f"{path} is not a Folio database or is damaged ({exc})") from exc
+        text = str(exc).lower()
+        if "not a database" in text or "malformed" in text:
+            raise FolioError(f"{path} is not a Folio database or is damaged ({exc})") from exc
+        raise  # a full, read-only or busy disk: app.errors words it (FAULTS)
     if mode.lower() != "wal":
         raise FolioError(f"{path}: cannot switch the database to WAL mode (got {mode})")
     unknown = [name for name in applied_migrations(db) if name not in KNOWN]
