@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.errors import FolioError
+from app.errors import LibraryGone
 from app.models.registry import ModelRegistry
 from app.paths import Paths, default_paths
 from app.settings import Settings, load_settings, save_settings
@@ -73,7 +73,7 @@ class AppContext:
         except OSError:
             same = False
         if not same:
-            raise FolioError(
+            raise LibraryGone(
                 f"the library at {self.paths.data_dir} was removed while Folio was running: what this command "
                 "did went with it; restore the folder from a backup, or start again with an empty library"
             )

@@ -28,6 +28,10 @@ class NewerDatabase(FolioError):
     pass
 
 
+class LibraryGone(FolioError):
+    """The data folder was removed while Folio ran: nothing more can be saved, whatever the item."""
+
+
 class Cancelled(Exception):
     """The user stopped the work. Not an error: nothing is reported as failed."""
 
@@ -42,6 +46,7 @@ USER_ERRORS: tuple[type[Exception], ...] = (FolioError, IngestError, EngineError
 FAULTS: tuple[type[Exception], ...] = (OSError, sqlite3.Error)
 
 _AGAIN = "then run the command again"
+_FULL = f"the disk holding the library is full: free some space, {_AGAIN} (nothing of this command was saved)"
 
 
 def fault_line(error: BaseException) -> str | None:
@@ -71,7 +76,7 @@ def _sqlite_line(error: sqlite3.Error) -> str:
     text = str(error).lower()
     code = getattr(error, "sqlite_errorcode", None)
     if "disk is full" in text or code == 13:  # SQLITE_FULL
-        return f"the disk holding the library is full: free some space, {_AGAIN} (nothing of this command was saved)"
+        return _FULL
     if "locked" in text or "busy" in text:
         return (
             "the library is busy: another Folio window or command has held it for longer than the wait "
@@ -82,12 +87,28 @@ def _sqlite_line(error: sqlite3.Error) -> str:
     if "unable to open" in text:
         return "the library file cannot be opened: its folder is missing or cannot be written"
     if "disk i/o" in text:
+        gone = _library_gone()
+        if gone:
+            return gone
         if _library_disk_full():  # SQLite says only "disk I/O error" when it cannot grow its -shm file
-            return f"the disk holding the library is full: free some space, {_AGAIN} (nothing of this command was saved)"
+            return _FULL
         return f"the disk reported an error while Folio used the library: check the disk, {_AGAIN}"
     if "malformed" in text or "not a database" in text:
         return "the library file is damaged (the database cannot be read)"
     return f"the library could not be read or written ({' '.join(str(error).split())})"
+
+
+def _library_gone() -> str | None:
+    """SQLite says "disk I/O error" too when its files were deleted under it."""
+    from app.paths import default_paths
+
+    db_file = default_paths().db_file
+    if db_file.exists():
+        return None
+    return (
+        f"the library at {db_file.parent} was removed while Folio was running: what this command did went with "
+        "it; restore the folder from a backup, or start again with an empty library"
+    )
 
 
 def _library_disk_full() -> bool:

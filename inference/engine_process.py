@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from typing import Any, NoReturn
 
+from common.lifeline import Lifeline, lifeline, start_child
 from inference.chat_format import PromptPart
 from inference.engine_api import EngineConfig, GenerateRequest, TokenCount
 from inference.errors import ContextOverflow, EngineCrashed, EngineError, ModelFileError
@@ -75,9 +76,12 @@ class EngineProcess:
         req_r, req_w = self._mp.Pipe(duplex=False)
         ev_r, ev_w = self._mp.Pipe(duplex=False)
         self._proc = self._mp.Process(
-            target=_serve, args=(req_r, ev_w, self._cancel, self._memory_limit), name="folio-engine", daemon=True
+            target=_serve,
+            args=(req_r, ev_w, self._cancel, self._memory_limit, lifeline()),
+            name="folio-engine",
+            daemon=True,
         )
-        self._proc.start()
+        start_child(self._proc.start)  # ends with this process, however it ends (common/lifeline.py)
         req_r.close()
         ev_w.close()
         self._requests, self._events = req_w, ev_r
@@ -232,8 +236,12 @@ def _error_from(event: Failed) -> EngineError:
     return EngineError(event.message)
 
 
-def _serve(requests: Connection, events: Connection, cancel: CancelFlag, memory_limit: int = 0) -> None:
-    """Child process main loop. Exits when the parent goes away (pipe EOF)."""
+def _serve(
+    requests: Connection, events: Connection, cancel: CancelFlag, memory_limit: int = 0, line: Lifeline | None = None
+) -> None:
+    """Child process main loop. Exits when the parent goes away (the lifeline, or pipe EOF)."""
+    if line is not None:
+        line.hold()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C belongs to the parent, which cancels us
     parent = os.getppid()
 

@@ -16,7 +16,7 @@ from app import __version__
 from app.cli.compare import add_commands as add_compare_commands
 from app.cli.reading import add_commands as add_reading_commands
 from app.cli.work import add_commands as add_work_commands
-from app.errors import FAULTS, USER_ERRORS, one_line
+from app.errors import FAULTS, USER_ERRORS, LibraryGone, one_line
 
 if TYPE_CHECKING:
     from app.context import AppContext
@@ -231,6 +231,9 @@ def _cmd_add(ctx: AppContext, args: argparse.Namespace) -> int:
         progress = PageProgress(Path(name).name)
         try:
             result = ctx.library.add(name, password=args.password, limits=limits, progress=progress)
+        except LibraryGone:
+            progress.clear()
+            raise  # no later file could be saved either: one line for the command
         except USER_ERRORS as exc:
             failures += 1
             progress.clear()

@@ -10,6 +10,7 @@ and the next call gets a new child.
 
 from __future__ import annotations
 
+import functools
 import queue
 import threading
 import time
@@ -18,14 +19,18 @@ from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
+from common.lifeline import Lifeline, lifeline, start_child
+
 T = TypeVar("T")
 PROGRESS_POLL_S = 0.1
 
 _reports: Any = None  # in a child: the queue its progress reports go to (see report())
 
 
-def _child_started(reports: Any) -> None:
+def _child_started(reports: Any, line: Lifeline | None = None) -> None:
     global _reports
+    if line is not None:
+        line.hold()  # the child ends with the window, however the window ends
     _reports = reports
 
 
@@ -99,7 +104,8 @@ class ChildProcess:
         for _attempt in range(2):
             pool = self._start()
             try:
-                return pool, pool.submit(fn, *args)
+                # submit() starts the child when there is none: on the thread that outlives them all.
+                return pool, start_child(functools.partial(pool.submit, fn, *args))
             except BrokenProcessPool:  # the idle child died (killed, out of memory): a fresh one
                 self._discard(pool)
         raise ChildDied()
@@ -133,7 +139,10 @@ class ChildProcess:
                 # A queue per child: one killed mid-report may leave its queue unreadable.
                 self._reports = context.Queue()
                 self._pool = ProcessPoolExecutor(
-                    max_workers=1, mp_context=context, initializer=_child_started, initargs=(self._reports,)
+                    max_workers=1,
+                    mp_context=context,
+                    initializer=_child_started,
+                    initargs=(self._reports, lifeline()),
                 )
             return self._pool
 

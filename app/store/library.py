@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.clock import now_iso
-from app.errors import NotFound
+from app.errors import LibraryGone, NotFound
 from app.store.db import insert_row
 from ingest import Document, Limits, Segment
 from ingest import load as ingest_load
@@ -144,7 +144,10 @@ class Library:
         # broken document. Those this add wrote are taken back if it fails (a full disk, a locked
         # library), so a failed add leaves no files behind either.
         if not self.blobs_dir.parent.is_dir():  # the data folder was removed: do not make a new one
-            raise NotFound(f"the library folder {self.blobs_dir.parent} is gone (removed while Folio was running?)")
+            raise LibraryGone(
+                f"the library at {self.blobs_dir.parent} was removed while Folio was running: nothing more can be "
+                "saved there; restore the folder from a backup, or start again with an empty library"
+            )
         self._written = []
         try:
             prepared = self._prepare(document, original=None)
