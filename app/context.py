@@ -80,7 +80,10 @@ class AppContext:
 
 
 def open_app(paths: Paths | None = None) -> AppContext:
+    import app.errors
+
     paths = (paths or default_paths()).ensure()
+    app.errors.library_file = paths.db_file  # for the words of a fault (app/errors.py)
     settings = load_settings(paths.settings_file)
     ctx = AppContext(paths, settings, open_db(paths.db_file))
     ctx.db_inode = paths.db_file.stat().st_ino

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import sqlite3
+from pathlib import Path
 
 from inference.errors import EngineError
 from ingest.errors import IngestError
@@ -98,12 +99,15 @@ def _sqlite_line(error: sqlite3.Error) -> str:
     return f"the library could not be read or written ({' '.join(str(error).split())})"
 
 
+# The library file this process opened (app.context.open_app sets it): SQLite's "disk I/O error" is
+# told apart by looking at its folder. One library per process, so one module-level value.
+library_file: Path | None = None
+
+
 def _library_gone() -> str | None:
     """SQLite says "disk I/O error" too when its files were deleted under it."""
-    from app.paths import default_paths
-
-    db_file = default_paths().db_file
-    if db_file.exists():
+    db_file = library_file
+    if db_file is None or db_file.exists():
         return None
     return (
         f"the library at {db_file.parent} was removed while Folio was running: what this command did went with "
@@ -114,10 +118,10 @@ def _library_gone() -> str | None:
 def _library_disk_full() -> bool:
     import shutil
 
-    from app.paths import default_paths
-
+    if library_file is None:
+        return False
     try:
-        return shutil.disk_usage(default_paths().data_dir).free < 1 << 16
+        return shutil.disk_usage(library_file.parent).free < 1 << 16
     except OSError:
         return False
 

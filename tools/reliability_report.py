@@ -62,6 +62,13 @@ POINTS: list[tuple[str, str]] = [
     ("6 data at rest", "tests/unit/test_settings_paths.py::test_folio_home_overrides_all_three_dirs"),
     ("6 data at rest", "tests/unit/test_settings_paths.py::test_settings_round_trip_with_schema_version"),
     ("6 purge", "tests/reliability/test_purge.py"),
+    ("7 machine faults", "tests/reliability/test_faults.py"),
+    ("7 no orphans", "tests/reliability/test_no_orphans.py"),
+    ("7 light commands", "tests/reliability/test_light_commands.py"),
+    (
+        "7 hostile nesting",
+        "tests/unit/test_ingest_email.py::test_a_mail_bomb_nested_2000_levels_deep_is_refused_in_one_line",
+    ),
 ]
 
 
