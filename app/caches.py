@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,9 +44,11 @@ def _facts_dir(paths: Paths) -> Path:
 def cache_usage(paths: Paths) -> list[CacheUsage]:
     snapshots = StateStore(paths.state_cache_dir, 0).entries()
     facts = sorted(_facts_dir(paths).glob("*.json")) if _facts_dir(paths).is_dir() else []
+    pages = sorted(paths.scan_pages_dir.rglob("*.json")) if paths.scan_pages_dir.is_dir() else []
     return [
         CacheUsage("document snapshots", paths.state_cache_dir, len(snapshots), sum(size for _, _, size in snapshots)),
         CacheUsage("model facts", _facts_dir(paths), len(facts), sum(_size(p) for p in facts)),
+        CacheUsage("scanned pages of unfinished adds", paths.scan_pages_dir, len(pages), sum(_size(p) for p in pages)),
     ]
 
 
@@ -69,6 +72,9 @@ def clear_caches(paths: Paths) -> int:
             size = _size(path)
             path.unlink(missing_ok=True)
             freed += size
+    if paths.scan_pages_dir.is_dir():  # an interrupted add then reads its scan from the first page again
+        freed += sum(_size(p) for p in paths.scan_pages_dir.rglob("*.json"))
+        shutil.rmtree(paths.scan_pages_dir, ignore_errors=True)
     return freed
 
 

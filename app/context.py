@@ -40,6 +40,7 @@ class AppContext:
             self.paths.blobs_dir,
             audit=DocumentAudit(self.audit, self.settings),
             ocr=self.ocr,
+            resume_dir=self.paths.scan_pages_dir,
         )
 
     @property

@@ -34,6 +34,11 @@ class Paths:
         return self.cache_dir / "models"
 
     @property
+    def scan_pages_dir(self) -> Path:
+        """Scanned pages of a PDF being added, kept until it is stored (ingest.page_memo)."""
+        return self.cache_dir / "pages"
+
+    @property
     def state_cache_dir(self) -> Path:
         return self.cache_dir / "states"
 

@@ -11,6 +11,7 @@ from ingest.errors import CorruptFile, EmptyDocument, IngestError, PasswordRequi
 from ingest.limits import Limits
 from ingest.ocr import OcrOptions
 from ingest.ocr_engines import ocr_engine
+from ingest.page_memo import PageMemo, memo_folder
 from ingest.progress import ProgressFn
 from ingest.sniff import ENCRYPTED_OFFICE, sniff
 
@@ -52,12 +53,16 @@ def load(
     limits: Limits | None = None,
     ocr: OcrOptions | None = None,
     progress: ProgressFn | None = None,
+    resume_dir: Path | None = None,
 ) -> Document:
     """Read a file into a Document, or raise IngestError with one plain line saying why not.
 
     `ocr` chooses the OCR engine for scanned pages and images (default: rapidocr); `progress` hears
-    about each page read, from the thread or process doing the reading."""
-    return _load(path, _Options(password, limits or Limits(), ocr or OcrOptions(), progress))
+    about each page read, from the thread or process doing the reading. With `resume_dir`, a scanned
+    PDF's pages are kept there as they are read, and a reading that was interrupted goes on from the
+    first page it had not finished (ingest.page_memo; the caller forgets them once stored)."""
+    options = _Options(password, limits or Limits(), ocr or OcrOptions(), progress, resume_dir=resume_dir)
+    return _load(path, options)
 
 
 def _load(path: str | Path, options: _Options) -> Document:
@@ -103,6 +108,7 @@ class _Options:
     ocr: OcrOptions
     progress: ProgressFn | None
     nesting: int = 0  # how many e-mails this file is attached inside
+    resume_dir: Path | None = None
 
 
 def _read_into(document: Document, source: Path, family: str, options: _Options) -> None:
@@ -111,7 +117,14 @@ def _read_into(document: Document, source: Path, family: str, options: _Options)
         from ingest.pdf import read_pdf
 
         engine = ocr_engine(options.ocr)
-        content = read_pdf(source, password=options.password, limits=limits, ocr=engine, progress=options.progress)
+        memo = None
+        if options.resume_dir is not None:
+            read_as = (engine.name if engine else "off", options.ocr, limits.page_tokens, limits.max_image_pixels)
+            settings = "|".join(map(str, read_as))
+            memo = PageMemo(memo_folder(options.resume_dir, document.sha256, settings))
+        content = read_pdf(
+            source, password=options.password, limits=limits, ocr=engine, progress=options.progress, memo=memo
+        )
         document.pages, document.segments, document.metadata = content.pages, content.segments, content.metadata
         document.title = content.metadata.get("title") or source.stem
     elif family == "image":

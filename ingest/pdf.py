@@ -3,6 +3,10 @@ running headers/footers once, comments marked); pages without a usable text laye
 
 from __future__ import annotations
 
+import threading
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,7 +16,9 @@ from ingest.errors import CorruptFile, EmptyDocument, IngestError, PasswordRequi
 from ingest.headers import BlockPlace, running_blocks
 from ingest.limits import Limits
 from ingest.ocr import OcrEngine
+from ingest.page_memo import PageMemo
 from ingest.progress import ProgressFn, Ticker
+from ingest.rapid_ocr import PAGE_THREAD
 from ingest.scanned import LayerText, scanned_page, work_scale
 from ingest.tables import find_tables
 
@@ -58,8 +64,16 @@ def open_pdf(path: Path, password: str | None) -> Any:
 
 
 def read_pdf(
-    path: Path, *, password: str | None, limits: Limits, ocr: OcrEngine | None, progress: ProgressFn | None = None
+    path: Path,
+    *,
+    password: str | None,
+    limits: Limits,
+    ocr: OcrEngine | None,
+    progress: ProgressFn | None = None,
+    memo: PageMemo | None = None,
 ) -> PdfContent:
+    """`memo` keeps each scanned page once read, and gives back the pages an earlier, interrupted
+    reading of the same file finished (ingest.page_memo)."""
     doc = open_pdf(path, password)
     try:
         try:
@@ -70,24 +84,97 @@ def read_pdf(
             raise EmptyDocument(f"{path.name}: the PDF has no pages")
         if count > limits.max_pages:
             raise TooLarge(f"{path.name}: {count} pages is over the limit of {limits.max_pages} pages")
-        read: list[_TextPage | tuple[Page, list[Segment]]] = []
-        ticker = Ticker(progress, count)
-        for index in range(count):
-            try:
-                page = doc.load_page(index)
-                read.append(_read_page(page, index + 1, limits, ocr, path.name))
-                ticker.page_done(index + 1, f"page {index + 1} of {count}")
-            except IngestError:
-                raise
-            except Exception as exc:
-                raise CorruptFile(
-                    f"{path.name}: page {index + 1} is damaged and cannot be read ({_short(exc)})"
-                ) from exc
+        ticker = _PageTicker(progress, count, memo)
+        with _ScanPool(ocr) as pool:
+            for index in range(count):
+                try:
+                    page = doc.load_page(index)
+                    pool.add(_read_page(page, index + 1, limits, ocr, path.name, memo), ticker)
+                except IngestError:
+                    raise
+                except Exception as exc:
+                    raise CorruptFile(
+                        f"{path.name}: page {index + 1} is damaged and cannot be read ({_short(exc)})"
+                    ) from exc
+            read = pool.results(path.name)
         content = _assemble(read)
         content.metadata = {k: str(v) for k, v in (doc.metadata or {}).items() if v}
         return content
     finally:
         doc.close()
+
+
+_Read = _TextPage | tuple[Page, list[Segment]]
+
+
+class _PageTicker:
+    """Progress by pages finished, from whichever thread finished one."""
+
+    def __init__(self, progress: ProgressFn | None, count: int, memo: PageMemo | None) -> None:
+        self._ticker = Ticker(progress, count)
+        self._count, self._memo = count, memo
+        self._done = 0
+        self._lock = threading.Lock()
+
+    def page_done(self) -> None:
+        with self._lock:
+            self._done += 1
+            kept = self._memo.kept if self._memo is not None else 0
+            note = f" ({kept} kept from an interrupted reading)" if kept else ""
+            self._ticker.page_done(self._done, f"page {self._done} of {self._count}{note}")
+
+
+class _ScanPool:
+    """Scanned pages are cleaned and OCR'd on one thread per core, several pages at once, while MuPDF
+    (one thread: a document is not shared between threads) renders the next ones. A page is a
+    serial chain of small steps (clean-up, detection, recognition line by line, reading order);
+    pages side by side keep every core busy where splitting one page across cores left them
+    waiting on each other. At most a few rendered pages wait, so memory stays flat on 5,000 pages."""
+
+    def __init__(self, ocr: OcrEngine | None) -> None:
+        workers = max(1, int(getattr(ocr, "page_workers", 1)))
+        # The name tells ingest.rapid_ocr to give each thread an engine of its own.
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix=PAGE_THREAD) if workers > 1 else None
+        self._ahead = workers + 1
+        self._items: list[_Read | Future[_Read]] = []
+        self._pending: deque[Future[_Read]] = deque()
+
+    def __enter__(self) -> _ScanPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def add(self, item: _Read | Callable[[], _Read], ticker: _PageTicker) -> None:
+        if not callable(item):
+            self._items.append(item)
+            ticker.page_done()
+            return
+        if self._pool is None:
+            self._items.append(item())
+            ticker.page_done()
+            return
+        while len(self._pending) >= self._ahead:
+            self._pending.popleft().exception()  # wait for the oldest; its error surfaces in results()
+        future = self._pool.submit(item)
+        future.add_done_callback(lambda _f: ticker.page_done())
+        self._pending.append(future)
+        self._items.append(future)
+
+    def results(self, name: str) -> list[_Read]:
+        out: list[_Read] = []
+        for number, item in enumerate(self._items, start=1):
+            if not isinstance(item, Future):
+                out.append(item)
+                continue
+            try:
+                out.append(item.result())
+            except IngestError:
+                raise
+            except Exception as exc:
+                raise CorruptFile(f"{name}: page {number} is damaged and cannot be read ({_short(exc)})") from exc
+        return out
 
 
 def _assemble(read: list[_TextPage | tuple[Page, list[Segment]]]) -> PdfContent:
@@ -137,8 +224,10 @@ def _merge_tables(blocks: list[Segment], tables: list[Segment]) -> list[Segment]
 
 
 def _read_page(
-    page: Any, number: int, limits: Limits, ocr: OcrEngine | None, name: str
-) -> _TextPage | tuple[Page, list[Segment]]:
+    page: Any, number: int, limits: Limits, ocr: OcrEngine | None, name: str, memo: PageMemo | None = None
+) -> _Read | Callable[[], _Read]:
+    """A text page, read; or for a scanned page, the work left once MuPDF has drawn it (a callable,
+    run on another thread), or what an earlier reading kept of it."""
     label = page.get_label() or str(number)
     rect = page.rect
     width, height = float(rect.width), float(rect.height)
@@ -169,7 +258,11 @@ def _read_page(
         if tables:
             blocks = [b for b in blocks if not any(_inside(b[0], t.bbox) for t in tables)]
         return _TextPage(page_obj, blocks, [(t.bbox, t.markdown) for t in tables], _annotations(page, number, label))
-    return _scanned_pdf_page(page, number, label, limits, ocr, blocks)
+    if memo is not None:
+        kept = memo.get(number)
+        if kept is not None:
+            return kept
+    return _scanned_pdf_page(page, number, label, limits, ocr, blocks, memo)
 
 
 def _scanned_pdf_page(
@@ -179,7 +272,8 @@ def _scanned_pdf_page(
     limits: Limits,
     ocr: OcrEngine | None,
     blocks: list[tuple[tuple[float, float, float, float], str]],
-) -> tuple[Page, list[Segment]]:
+    memo: PageMemo | None = None,
+) -> Callable[[], tuple[Page, list[Segment]]]:
     import cv2
     import numpy as np
     import pymupdf
@@ -190,10 +284,18 @@ def _scanned_pdf_page(
     rgb = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.stride)[:, : pix.width * 3]
     bgr = cv2.cvtColor(rgb.reshape(pix.height, pix.width, 3), cv2.COLOR_RGB2BGR)
     layer = [LayerText(bbox, text) for bbox, text in blocks]
-    page_obj, segments = scanned_page(
-        bgr, number=number, label=label, page_size=(width, height), limits=limits, ocr=ocr, layer_text=layer
-    )
-    return page_obj, segments + _annotations(page, number, label)
+    annotations = _annotations(page, number, label)
+
+    def finish() -> tuple[Page, list[Segment]]:
+        page_obj, segments = scanned_page(
+            bgr, number=number, label=label, page_size=(width, height), limits=limits, ocr=ocr, layer_text=layer
+        )
+        segments = segments + annotations
+        if memo is not None:
+            memo.put(number, page_obj, segments)
+        return page_obj, segments
+
+    return finish
 
 
 def _scan_with_hidden_text(page: Any, page_area: float) -> bool:

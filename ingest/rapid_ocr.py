@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,17 +57,30 @@ def model_files() -> tuple[Path, Path]:
     return files
 
 
+PAGE_THREAD = "ocr-page"  # ingest.pdf's threads that read one page each, several pages at once
+
+
 class RapidOcrEngine:
     name = "rapidocr"
 
-    def __init__(self, max_side: int = MAX_SIDE) -> None:
+    def __init__(self, max_side: int = MAX_SIDE, page_workers: int | None = None) -> None:
         self.max_side = max_side  # another long side only for benchmarks' side-by-side runs
-        self._ocr: Any = None  # rapidocr.RapidOCR, made on the first page (text-only files never load it)
+        # Pages of a PDF read side by side (ingest.pdf), one per core: each page on one thread.
+        self.page_workers = page_workers if page_workers is not None else max(1, min(MAX_THREADS, usable_cores()))
+        self._ocr: Any = None  # rapidocr.RapidOCR for a page read alone, made on the first page
+        self._local = threading.local()  # one single-threaded RapidOCR per page thread
 
     def _engine(self) -> Any:
-        if self._ocr is None:
-            from rapidocr import RapidOCR
+        """On a page thread its own single-threaded engine (rapidocr keeps state between its steps);
+        a page read alone (an image file) gets every core, its lines shared out between them."""
+        from rapidocr import RapidOCR
 
+        if threading.current_thread().name.startswith(PAGE_THREAD):
+            mine = getattr(self._local, "ocr", None)
+            if mine is None:
+                mine = self._local.ocr = RapidOCR(params=engine_params(self.max_side, 1))
+            return mine
+        if self._ocr is None:
             threads = max(1, min(MAX_THREADS, usable_cores()))
             ocr = RapidOCR(params=engine_params(self.max_side, threads))
             _share_recognition(ocr, threads)

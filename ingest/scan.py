@@ -49,6 +49,7 @@ class CleanedScan:
     orientation: Orientation
     png: bytes  # the page the model sees: sized from the vision-token budget, whole 32-px tiles
     png_size: tuple[int, int]
+    blank: bool = False  # no ink beyond specks: nothing for OCR to read
 
 
 def clean_scan(
@@ -70,7 +71,17 @@ def clean_scan(
     height, width = working.shape[:2]
     out_w, out_h = fit_to_budget(width, height, tokens)
     small = cv2.resize(working, (out_w, out_h), interpolation=cv2.INTER_AREA)
-    return CleanedScan(working, orientation, encode_png(small), (out_w, out_h))
+    return CleanedScan(working, orientation, encode_png(small), (out_w, out_h), blank=is_blank(gray))
+
+
+BLANK_INK = 200  # ink pixels (at ANALYSIS_SIDE) below which a page holds nothing to read
+
+
+def is_blank(gray: Image) -> bool:
+    """A page with no ink but specks (the back of a sheet, a separator page in a production)."""
+    import numpy as np
+
+    return int(np.count_nonzero(ink_mask(gray))) < BLANK_INK
 
 
 def encode_png(image: Image) -> bytes:
@@ -147,7 +158,7 @@ def estimate_orientation(gray: Image, second_opinion: Callable[[Image], int | No
         gray = cv2.cvtColor(gray, cv2.COLOR_BGR2GRAY)
     mask = ink_mask(gray)
     ys, xs = np.nonzero(mask)
-    if len(ys) < 200:  # a blank page: nothing to straighten
+    if len(ys) < BLANK_INK:  # a blank page: nothing to straighten
         return Orientation(0, 0.0)
     if len(ys) > 150_000:
         pick = np.random.default_rng(0).choice(len(ys), 150_000, replace=False)

@@ -74,7 +74,8 @@ def scanned_page(
     cleaned = clean_scan(
         image, tokens=limits.page_tokens, second_opinion=second_opinion if tesseract.available else None
     )
-    lines = ocr.read(cleaned.image) if ocr is not None else []
+    # A blank page (a production's separator sheets, the backs of one-sided pages) is not sent to OCR.
+    lines = ocr.read(cleaned.image) if ocr is not None and not cleaned.blank else []
     score = reading_score(lines)
     if ocr is not None and cleaned.orientation.quarter_turns != 0 and score is not None:
         # The page was turned: let the OCR confirm it. A page misjudged as upside down (small monospace

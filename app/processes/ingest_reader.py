@@ -23,8 +23,17 @@ from ingest.ocr import OcrOptions
 from ingest.progress import ProgressFn
 
 
-def _load(path: str, password: str | None, limits: Limits | None, ocr: OcrOptions | None, progress: bool) -> Document:
-    return ingest_load(path, password=password, limits=limits, ocr=ocr, progress=report if progress else None)
+def _load(
+    path: str,
+    password: str | None,
+    limits: Limits | None,
+    ocr: OcrOptions | None,
+    progress: bool,
+    resume_dir: Path | None = None,
+) -> Document:
+    return ingest_load(
+        path, password=password, limits=limits, ocr=ocr, progress=report if progress else None, resume_dir=resume_dir
+    )
 
 
 class IngestProcess(ChildProcess):
@@ -45,11 +54,14 @@ class IngestProcess(ChildProcess):
         limits: Limits | None = None,
         ocr: OcrOptions | None = None,
         progress: ProgressFn | None = None,
+        resume_dir: Path | None = None,
     ) -> Document:
         """ingest.load in the child; `progress` is called here, on the calling thread, page by page."""
         self._stopped = False
         try:
-            return self.call(_load, str(path), password, limits, ocr, progress is not None, on_progress=progress)
+            return self.call(
+                _load, str(path), password, limits, ocr, progress is not None, resume_dir, on_progress=progress
+            )
         except ChildDied as exc:
             if self._stopped or exc.closed:
                 raise Cancelled() from exc

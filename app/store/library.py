@@ -19,6 +19,7 @@ from ingest.document import Attachment, OcrWord, VideoInfo
 from ingest.image_size import png_size
 from ingest.limits import vision_tokens
 from ingest.load import OcrOptions, file_sha256
+from ingest.page_memo import forget
 from ingest.progress import ProgressFn
 
 _REFERENCED = """
@@ -108,12 +109,22 @@ class StoredKeyframe:
 
 
 class Library:
-    def __init__(self, db: Database, blobs_dir: Path, *, audit: DocumentAudit, ocr: OcrOptions | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        blobs_dir: Path,
+        *,
+        audit: DocumentAudit,
+        ocr: OcrOptions | None = None,
+        resume_dir: Path | None = None,
+    ) -> None:
         self._written: list[str] = []  # blobs the add in progress wrote (taken back if it fails)
         self.db = db
         self.blobs_dir = blobs_dir
         self.audit = audit  # every add goes into the audit log, from the CLI and the window alike
         self.ocr = ocr or OcrOptions()  # how scanned pages of files added from here are read
+        # Where a scanned PDF's pages are kept while it is read, so an interrupted add resumes.
+        self.resume_dir = resume_dir
 
     # -- adding ---------------------------------------------------------------------------------
     def add(
@@ -131,8 +142,13 @@ class Library:
             if existing is not None:
                 self._remember_source(existing, source)
                 return AddResult(existing, created=False)
-        document = load(source, password=password, limits=limits, ocr=self.ocr, progress=progress)
-        return self.store(document)
+        document = load(
+            source, password=password, limits=limits, ocr=self.ocr, progress=progress, resume_dir=self.resume_dir
+        )
+        result = self.store(document)
+        if self.resume_dir is not None:
+            forget(self.resume_dir, document.sha256)  # stored: the pages kept for a resume are done with
+        return result
 
     def store(self, document: Document) -> AddResult:
         """Store a document (and an e-mail's attachments, each a document linked to it) in one transaction."""

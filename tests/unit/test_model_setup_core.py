@@ -119,7 +119,7 @@ def test_clearing_caches_frees_snapshots_and_facts_but_not_a_save_in_progress(ct
     from app.models.registry import read_facts_cached
 
     paths = ctx.paths
-    assert [u.files for u in cache_usage(paths)] == [0, 0]
+    assert [u.files for u in cache_usage(paths)] == [0, 0, 0]
     store = StateStore(paths.state_cache_dir, 10**9)
 
     def writer(size: int):  # type: ignore[no-untyped-def]
@@ -134,11 +134,11 @@ def test_clearing_caches_frees_snapshots_and_facts_but_not_a_save_in_progress(ct
     in_progress = paths.state_cache_dir / ".k3.12345.tmp"
     in_progress.write_bytes(b"half")
     read_facts_cached(tiny_qwen35, paths.models_dir / "facts")
-    snapshots, facts = cache_usage(paths)
+    snapshots, facts, _pages = cache_usage(paths)
     assert (snapshots.files, snapshots.bytes) == (2, 12000) and facts.files == 1
     freed = clear_caches(paths)
     assert freed == 12000 + facts.bytes
-    assert [u.files for u in cache_usage(paths)] == [0, 0]
+    assert [u.files for u in cache_usage(paths)] == [0, 0, 0]
     assert in_progress.exists() and store.lookup("k1") is None
     assert read_facts_cached(tiny_qwen35, paths.models_dir / "facts").architecture == "qwen35"  # rebuilt
     assert human_size(1536) == "1.5 KB" and human_size(3 * 1024**3) == "3.0 GB" and human_size(12) == "12 bytes"
