@@ -121,7 +121,7 @@ class _PageTicker:
             self._done += 1
             kept = self._memo.kept if self._memo is not None else 0
             note = f" ({kept} kept from an interrupted reading)" if kept else ""
-            self._ticker.page_done(self._done, f"page {self._done} of {self._count}{note}")
+            self._ticker.page_done(self._done, f"page {self._done} of {self._count}{note}", kept)
 
 
 class _ScanPool:

@@ -12,6 +12,7 @@ class ReadProgress:
     done: int  # pages (or parts) finished
     total: int
     step: str  # what is happening, in plain words: 'OCR page 3 of 12'
+    kept: int = 0  # pages an interrupted reading had finished, taken as they were (ingest.page_memo)
 
 
 ProgressFn = Callable[[ReadProgress], None]
@@ -27,8 +28,8 @@ class Ticker:
         self.total = total
         self._last = 0.0
 
-    def page_done(self, done: int, step: str) -> None:
+    def page_done(self, done: int, step: str, kept: int = 0) -> None:
         now = time.monotonic()
         if self.progress is not None and (now - self._last >= EVERY_S or done == self.total):
             self._last = now
-            self.progress(ReadProgress(done, self.total, step))
+            self.progress(ReadProgress(done, self.total, step, kept))

@@ -240,6 +240,8 @@ def _cmd_add(ctx: AppContext, args: argparse.Namespace) -> int:
             print(f"folio: error: {one_line(exc)}", file=sys.stderr)
             continue
         progress.clear()
+        if progress.kept:
+            print(f"... resumed: {progress.kept} scanned page(s) kept from an interrupted reading", file=sys.stderr)
         doc = result.document
         verb = "added" if result.created else "already in library"
         print(f"{verb}: #{doc.id} {doc.title} ({_extent(doc)}, ~{doc.token_estimate:,} tokens)")
@@ -258,10 +260,12 @@ class PageProgress:
         self.name = name
         self.started = time.monotonic()
         self.shown = False
+        self.kept = 0  # pages an interrupted add had read, not read again
 
     def __call__(self, pages: ReadProgress) -> None:
         import time
 
+        self.kept = max(self.kept, pages.kept)
         if not sys.stderr.isatty() or time.monotonic() - self.started < self.AFTER_S or not pages.total:
             return
         width = 24
