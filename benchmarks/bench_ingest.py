@@ -13,7 +13,10 @@ side by side in one run, on the corpus' real scans with ground truth (character 
 on its Hebrew and Devanagari pages (which engine reads which script), on scanned pages rendered from
 the CUAD contracts (CER against the page's own text, pages/s), and the word recall of an image-only
 copy of every CUAD contract against CUAD's own .txt, at Folio's long side and at rapidocr's own.
-`--contracts NAME,NAME` (parts of file names) limits the CUAD parts to those contracts.
+`--contracts NAME,NAME` (parts of file names) limits the CUAD parts to those contracts. It also writes
+the production row (benchmarks/ocr_production.py: a 200-page scanned production, Folio against the
+`tesseract` command, installed from Debian's packages when missing); `--ocr --production` runs only
+that, `--pages N` sizes it.
 """
 
 from __future__ import annotations
@@ -532,6 +535,18 @@ def bench_ocr_cuad(engines: list[tuple[str, object]]) -> list[str]:
     ]
 
 
+def main_production() -> int:
+    from benchmarks.ocr_production import HEADING as PRODUCTION_HEADING
+    from benchmarks.ocr_production import bench_production
+
+    args = sys.argv[1:]
+    pages = int(args[args.index("--pages") + 1]) if "--pages" in args else 200
+    lines = bench_production(CORPUS, contracts(), words, pages, SCAN_DPI)
+    print("\n".join(lines))
+    write_section(PRODUCTION_HEADING, [f"Measured {time.strftime('%Y-%m-%d')}.", "", *lines])
+    return 0
+
+
 def main_ocr() -> int:
     import platform
 
@@ -540,6 +555,8 @@ def main_ocr() -> int:
     if not (CORPUS / "scans").is_dir():
         print(f"corpus not found at {CORPUS}; nothing measured", file=sys.stderr)
         return 1
+    if "--production" in sys.argv[1:]:
+        return main_production()
     engines, note = _engines()
     started = time.perf_counter()
     shared_engine().read(__import__("numpy").full((64, 256, 3), 255, "uint8"))  # models load once per process
@@ -563,7 +580,7 @@ def main_ocr() -> int:
     ]
     print("\n".join(lines))
     write_section(OCR_HEADING, lines)
-    return 0
+    return main_production()
 
 
 def _version(dist: str) -> str:

@@ -65,6 +65,7 @@ POINTS: list[tuple[str, str]] = [
     ("7 machine faults", "tests/reliability/test_faults.py"),
     ("7 no orphans", "tests/reliability/test_no_orphans.py"),
     ("7 light commands", "tests/reliability/test_light_commands.py"),
+    ("7 resumable scans", "tests/reliability/test_scan_resume.py"),
     (
         "7 hostile nesting",
         "tests/unit/test_ingest_email.py::test_a_mail_bomb_nested_2000_levels_deep_is_refused_in_one_line",
