@@ -29,7 +29,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> di
 
 def cmd_read(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.engine.session import Session
-    from app.reading import read_document
+    from app.errors import FolioError
+    from app.reading import read_document, reading_states
 
     docs = [ctx.library.resolve(ref) for ref in args.documents]
     session = Session.for_context(ctx)
@@ -52,6 +53,14 @@ def cmd_read(ctx: AppContext, args: argparse.Namespace) -> int:
                 print(f"{doc.title}: stopped; `folio read {doc.id}` continues where it stopped", file=sys.stderr)
                 return 130
             read_now, seconds = stats.prompt_tokens - stats.cached_tokens, stats.prefill_ms / 1000
+            states = reading_states(ctx, [doc.sha256])
+            if states is not None and states[0].kind != "ready":
+                # Read, but the state could not be kept (a full disk under the cache, no room allowed
+                # for snapshots): say so rather than promise questions that start at once.
+                raise FolioError(
+                    f"{doc.title}: read, but what was read could not be kept on disk (is the disk holding "
+                    f"{ctx.paths.state_cache_dir} full, or state_cache_gb 0?); questions will read it again"
+                )
             print(
                 f"{doc.id}  {doc.title}: ready — questions start at once "
                 f"({read_now:,} tokens read in {seconds:.1f} s, {stats.cached_tokens:,} kept from before)"

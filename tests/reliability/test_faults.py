@@ -264,7 +264,7 @@ def test_a_full_disk_ends_in_one_line_and_loses_nothing(
     before = _library(home)
     volume.fill(room)
     proc = _run(env, *_command(command, seed, volume.path))
-    full = ("disk is full", "disk holding the library is full")
+    full = ("disk is full", "disk holding the library is full", "could not be kept on disk")
     problems = _one_line(proc, *full) if room == 0 or proc.returncode != 0 else []
     figures["outcome"] = "saved whole" if proc.returncode == 0 else proc.stderr.strip().splitlines()[-1][:100]
     (volume.path / "filler").unlink()  # room again, so the check's own reads can take their locks
