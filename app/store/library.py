@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import sqlite3
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,6 +122,7 @@ class Library:
         resume_dir: Path | None = None,
     ) -> None:
         self._written: list[str] = []  # blobs the add in progress wrote (taken back if it fails)
+        self._journal = Path()  # the add in progress notes each blob here before writing it
         self.db = db
         self.blobs_dir = blobs_dir
         self.audit = audit  # every add goes into the audit log, from the CLI and the window alike
@@ -165,6 +169,7 @@ class Library:
                 "saved there; restore the folder from a backup, or start again with an empty library"
             )
         self._written = []
+        self._journal = self.pending_dir / f"{os.getpid()}-{uuid.uuid4().hex}.txt"
         try:
             prepared = self._prepare(document, original=None)
             with self.db.atomic():
@@ -172,6 +177,9 @@ class Library:
         except BaseException:
             self._take_back(self._written)
             raise
+        finally:
+            with contextlib.suppress(OSError):
+                self._journal.unlink(missing_ok=True)
         self.audit.log.sync_head()
         return AddResult(self.get(doc_id), created=True)
 
@@ -261,15 +269,49 @@ class Library:
         return doc_id
 
     def _write_blob(self, data: bytes, suffix: str = ".png") -> str:
-        from common.files import atomic_write_bytes
+        from common.files import atomic_write_bytes, private_dir
 
         digest = hashlib.sha256(data).hexdigest()
         name = f"{digest[:2]}/{digest}{suffix}"
         target = self.blobs_dir / name
         if not target.exists():
+            # Noted before it is written: an add killed before its commit leaves the name behind,
+            # and the next start deletes the file unless a row names it (sweep_pending).
+            private_dir(self._journal.parent)
+            fd = os.open(self._journal, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as journal:
+                journal.write(name + "\n")
             atomic_write_bytes(target, data)
             self._written.append(name)
         return name
+
+    @property
+    def pending_dir(self) -> Path:
+        return self.blobs_dir.parent / "pending-blobs"
+
+    def sweep_pending(self) -> int:
+        """Delete page images that adds killed before their commit wrote (their journals name them),
+        unless a row names one; journals of adds still running are left alone. Returns files deleted."""
+        import time
+
+        removed = 0
+        for journal in sorted(self.pending_dir.glob("*.txt")) if self.pending_dir.is_dir() else []:
+            pid = int(journal.name.split("-", 1)[0]) if journal.name.split("-", 1)[0].isdigit() else 0
+            try:
+                young = time.time() - journal.stat().st_mtime < 86400
+                names = journal.read_text(encoding="utf-8").split()
+            except OSError:
+                continue
+            if pid and young and _alive(pid):
+                continue
+            for name in names:
+                if self.db.execute(_REFERENCED, {"name": name}).fetchone() is None:
+                    with contextlib.suppress(OSError):
+                        (self.blobs_dir / name).unlink()
+                        removed += 1
+            with contextlib.suppress(OSError):  # a read-only disk: tried again at the next start
+                journal.unlink(missing_ok=True)
+        return removed
 
     def _take_back(self, names: list[str]) -> None:
         """Delete blobs a failed add wrote, unless a row names one (another process stored the same
@@ -559,3 +601,9 @@ def _segment_row(doc_id: int, seq: int, segment: Segment, blob: str | None) -> d
         if segment.words
         else None,
     }
+
+
+def _alive(pid: int) -> bool:
+    import psutil
+
+    return bool(psutil.pid_exists(pid))

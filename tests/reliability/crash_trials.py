@@ -12,6 +12,7 @@ directly (not with Folio's code):
 - PRAGMA integrity_check and foreign_key_check, and both full-text indexes' integrity-check;
 - no half-added document: every document has all its pages, segments and source; its page images
   exist; the file being added is either absent or complete, exactly as a reference ingest stored it;
+  once Folio has started again (`folio list`), no file in blobs/ that no row names;
 - every message that existed before is still there, unchanged; a question is never stored without
   its answer row; an answer is either complete or marked incomplete/error/cancelled - never a
   partial text marked complete;
@@ -300,9 +301,31 @@ class CrashLab:
         if trial.landed == "after exit" and proc.returncode != 0:
             trial.problems.append(f"the command failed on its own: {output.err.decode(errors='replace')[-400:]}")
         trial.problems += self.check(before, variant_sha, target)
+        trial.problems += self._orphan_blobs()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)  # whatever is left of the group (multiprocessing's helper)
         return trial
+
+    def _orphan_blobs(self) -> list[str]:
+        """Page images an add killed before its commit wrote are deleted at the next start."""
+        self.run("list")
+        con = sqlite3.connect(self.db_path)
+        try:
+            named = {
+                r[0]
+                for r in con.execute(
+                    "SELECT image_blob FROM pages WHERE image_blob IS NOT NULL UNION "
+                    "SELECT image_blob FROM segments WHERE image_blob IS NOT NULL UNION "
+                    "SELECT contact_sheet_blob FROM documents WHERE contact_sheet_blob IS NOT NULL UNION "
+                    "SELECT original_blob FROM documents WHERE original_blob IS NOT NULL"
+                )
+            }
+        finally:
+            con.close()
+        blobs = self.home / "data" / "blobs"
+        orphans = sorted(p.relative_to(blobs).as_posix() for p in blobs.rglob("*.png")) if blobs.exists() else []
+        orphans = [name for name in orphans if name not in named]
+        return [f"{len(orphans)} orphan page image(s) after a restart, e.g. {orphans[0]}"] if orphans else []
 
     def _orphans(self, engines: list[psutil.Process]) -> list[str]:
         """An engine whose app was killed must notice (its pipe breaks) and exit by itself."""

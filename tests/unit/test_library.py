@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,26 @@ def test_failure_inside_the_transaction_leaves_nothing(ctx: AppContext, contract
     with pytest.raises(Exception):  # noqa: B017 - any failure must roll back
         ctx.library.store(document)
     assert table_counts(ctx) == before
+
+
+def test_page_images_of_an_add_killed_before_its_commit_are_deleted_at_the_next_start(folio_home: Path) -> None:
+    import subprocess
+    import sys
+
+    from app.context import open_app
+
+    ctx = open_app()
+    blobs, pending = ctx.library.blobs_dir, ctx.library.pending_dir
+    ctx.close()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    orphan, running = "ab/" + "a" * 64 + ".png", "cd/" + "c" * 64 + ".png"
+    for name in (orphan, running):
+        (blobs / name).parent.mkdir(parents=True, exist_ok=True)
+        (blobs / name).write_bytes(b"png")
+    pending.mkdir(parents=True, exist_ok=True)
+    (pending / f"{dead.pid}-killed.txt").write_text(orphan + "\n")
+    (pending / f"{os.getpid()}-running.txt").write_text(running + "\n")  # an add still in progress
+    open_app().close()
+    assert not (blobs / orphan).exists() and not (pending / f"{dead.pid}-killed.txt").exists()
+    assert (blobs / running).exists() and (pending / f"{os.getpid()}-running.txt").exists()
