@@ -39,9 +39,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     files = [a for a in (argv or []) if not a.startswith("-") and Path(a).is_file()]
     if files:
         window.add_paths(files, interactive=False)
+    _close_on_sigterm(app, window)
     code = app.exec()
     ctx.close()
     return int(code)
+
+
+def _close_on_sigterm(app: object, window: object) -> None:
+    """A session manager ends the window with SIGTERM at logout or shutdown: close it as the user
+    would (a background read stops with a checkpoint, the workers and child processes end) instead of
+    dying mid-write. Qt's event loop runs C++ code; a timer lets Python run the handler within 0.25 s."""
+    import signal
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMainWindow
+
+    assert isinstance(app, QApplication) and isinstance(window, QMainWindow)
+
+    def stop(_signum: int, _frame: object) -> None:
+        window.close()
+        app.quit()
+
+    signal.signal(signal.SIGTERM, stop)
+    timer = QTimer(app)
+    timer.timeout.connect(lambda: None)
+    timer.start(250)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -70,6 +71,30 @@ def test_no_child_outlives_the_window(
         survivors = [f"{p.pid} {' '.join(p.cmdline())[:80]}" for p in alive if p.is_running()]
         assert not survivors, f"children outlived the window ({how}): {survivors}"
         assert _holders(contract_pdf.resolve()) == [], "a process still has the document open"
+    finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(window.pid, signal.SIGKILL)
+        window.wait(30)
+
+
+def test_sigterm_closes_the_window_as_a_user_would(starter_home: Path) -> None:
+    """At logout a session manager sends SIGTERM: the window closes itself (its close handler stops the
+    workers and children) and exits 0, instead of being cut off mid-write (exit by signal 15)."""
+    db = starter_home / "data" / "folio.sqlite3"
+    window = subprocess.Popen(
+        [sys.executable, "-m", "ui"],
+        cwd=REPO,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not any(Path(f.path) == db for f in psutil.Process(window.pid).open_files()):
+            assert window.poll() is None and time.monotonic() < deadline, "the window did not start"
+            time.sleep(0.1)
+        time.sleep(1.0)  # the event loop is running
+        window.send_signal(signal.SIGTERM)
+        assert window.wait(60) == 0
     finally:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(window.pid, signal.SIGKILL)
