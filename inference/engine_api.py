@@ -98,6 +98,12 @@ class GenerateRequest:
     # request only (llama_set_n_threads), so a background read can leave cores to the user without
     # re-creating the context and dropping what it holds.
     n_threads: int = 0
+    # Score these answers instead of writing one: each choice is one or more spellings ("Yes", "yes"),
+    # and the engine reports how likely the answer's first token is each choice's (Scored), from one
+    # forward pass over the prompt. A decision read from the model's own probabilities costs no
+    # generated answer. Ends with Finished(stop_reason 'scored'); an engine that cannot read the
+    # probabilities (a model server that returns no logprobs) raises ScoringUnsupported.
+    choices: tuple[tuple[str, ...], ...] = ()
 
     @property
     def prefix(self) -> list[PromptPart]:

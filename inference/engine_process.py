@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 from inference.chat_format import PromptPart
 from inference.engine_api import EngineConfig, GenerateRequest, TokenCount
-from inference.errors import ContextOverflow, EngineCrashed, EngineError, ModelFileError
+from inference.errors import ContextOverflow, EngineCrashed, EngineError, ModelFileError, ScoringUnsupported
 from inference.events import EngineEvent, Failed, Finished, Loaded, Loading
 
 _POLL_S = 0.05
@@ -229,6 +229,8 @@ def _error_from(event: Failed) -> EngineError:
         return ContextOverflow(event.message)
     if event.kind == "model":
         return ModelFileError(event.message)
+    if event.kind == "scoring":
+        return ScoringUnsupported(event.message)
     return EngineError(event.message)
 
 

@@ -28,8 +28,8 @@ from urllib.parse import urlsplit
 
 from inference.chat_format import Message, PromptPart, content_parts
 from inference.engine_api import EngineConfig, GenerateRequest, TokenCount
-from inference.errors import ContextOverflow, EngineError
-from inference.events import EngineEvent, Finished, GenerationStats, Loaded, Loading, TokenText
+from inference.errors import ContextOverflow, EngineError, ScoringUnsupported
+from inference.events import EngineEvent, Finished, GenerationStats, Loaded, Loading, Scored, TokenText
 
 if TYPE_CHECKING:
     import httpx
@@ -40,6 +40,7 @@ _SPECIAL_LOOKING = re.compile(
 )
 _CONTEXT_WORDS = re.compile(r"context|too long|maximum.*length|exceed", re.IGNORECASE)
 _MAX_DETAIL = 200
+TOP_LOGPROBS = 20  # OpenAI's most; a scored answer's choices are among them unless the model shuns them
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,55 @@ class RemoteEngine:
         if not request.messages:
             raise EngineError("the model server needs the conversation, not a rendered prompt")
         with self._client() as client:
+            if request.choices:
+                yield from self._score(client, request, start)
+                return
             yield from self._stream(client, self._body(request), start)
+
+    def _score(self, client: httpx.Client, request: GenerateRequest, start: float) -> Iterator[EngineEvent]:
+        """The choices scored from the first answer token's top log-probabilities (OpenAI's logprobs):
+        one token, greedy. A server that returns none raises ScoringUnsupported."""
+        import httpx
+
+        body = {
+            **self._body(request),
+            "stream": False,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "logprobs": True,
+            "top_logprobs": TOP_LOGPROBS,
+        }
+        body.pop("stream_options", None)
+        body.pop("response_format", None)
+        where = self.remote.host
+        try:
+            with client.stream("POST", "/v1/chat/completions", json=body) as response:
+                self._hold(response)
+                raw = response.read()
+        except _Cancelled:
+            yield Finished(self._stats(start, None, 0, {}, {}, "cancelled"))
+            return
+        except httpx.HTTPError as exc:
+            if self._cancel.is_set():
+                yield Finished(self._stats(start, None, 0, {}, {}, "cancelled"))
+                return
+            raise self._reach_error(exc) from exc
+        finally:
+            self._release()
+        if response.status_code >= 400:
+            if b"logprob" in raw.lower():
+                raise ScoringUnsupported(f"the model server at {where} does not return token probabilities")
+            raise _http_error(where, response.status_code, raw[: 64 * 1024])
+        try:
+            reply = json.loads(raw)
+            top = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+            seen = [(str(t["token"]), float(t["logprob"])) for t in top]
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise ScoringUnsupported(f"the model server at {where} does not return token probabilities") from exc
+        if not seen:
+            raise ScoringUnsupported(f"the model server at {where} does not return token probabilities")
+        yield Scored(choice_logprobs(request.choices, seen), source="logprobs")
+        yield Finished(self._stats(start, None, 0, reply.get("usage") or {}, reply.get("timings") or {}, "scored"))
 
     # -- request ---------------------------------------------------------------------------------
     def _body(self, request: GenerateRequest) -> dict[str, Any]:
@@ -356,6 +405,21 @@ class RemoteEngine:
             n_ctx=self.n_ctx,
             stop_reason=reason,
         )
+
+
+def choice_logprobs(choices: tuple[tuple[str, ...], ...], top: list[tuple[str, float]]) -> tuple[float, ...]:
+    """Each choice's log-probability from a server's top tokens: the tokens whose text (spaces aside,
+    any case) is one of its spellings, summed; a choice none of the top tokens spells gets the
+    smallest probability listed, which bounds it from above."""
+    import math
+
+    floor = min(lp for _t, lp in top)
+    out = []
+    for spellings in choices:
+        wanted = {s.strip().lower() for s in spellings}
+        mine = [math.exp(lp) for token, lp in top if token.strip().lower() in wanted and token.strip()]
+        out.append(math.log(sum(mine)) if mine else floor)
+    return tuple(out)
 
 
 class _Cancelled(Exception):
