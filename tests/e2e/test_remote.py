@@ -124,7 +124,7 @@ YES_NO = (("Yes", "yes"), ("No", "no"))
 
 def test_choices_are_scored_from_a_real_servers_logprobs(starter_server: str) -> None:
     engine = RemoteEngine(RemoteConfig(starter_server))
-    question = "Is Paris the capital of France? Answer Yes or No."
+    question = "Yes or no?"  # the starter answers it with one of the two
     scored = GenerateRequest([], Sampling(0.0, 1.0, 1, 0.0, 0.0, 4), 0, (Message("user", question),),
                              choices=YES_NO)  # fmt: skip
     events = list(engine.generate(None, scored))
