@@ -68,7 +68,7 @@ from benchmarks.eval_model import eval_label, open_eval_app  # noqa: E402
 from benchmarks.results import threads, write_section  # noqa: E402
 from inference.engine_api import EngineConfig, GenerateRequest  # noqa: E402
 from inference.engine_process import EngineProcess  # noqa: E402
-from inference.events import EngineEvent, Finished, GenerationStats, TokenText  # noqa: E402
+from inference.events import EngineEvent, Finished, GenerationStats, Scored, TokenText  # noqa: E402
 
 HEADING = "## Extraction quality against CUAD's labels (issues 19, 29)"
 CORPUS = REPO.parent / "shared" / "corpus"
@@ -181,6 +181,8 @@ class RecordingEngine(EngineProcess):
         for part in request.parts:
             digest.update(json.dumps([part.text, part.special, part.image]).encode())
         answer = [request.json_schema, request.thinking, list(vars(request.sampling).values())]
+        if request.choices:  # a scored request (an older cache entry never has any)
+            answer.append([list(c) for c in request.choices])
         digest.update(json.dumps(answer).encode())
         return digest.hexdigest()[:40]
 
@@ -189,20 +191,28 @@ class RecordingEngine(EngineProcess):
         if entry.exists() and not self.fresh:
             saved = json.loads(entry.read_text(encoding="utf-8"))
             self.log.append((request.prefix_tags, Asked(saved["seconds"], True)))
-            yield TokenText(saved["text"])
+            if "scored" in saved:
+                yield Scored(tuple(saved["scored"]), saved.get("source", "logits"))
+            else:
+                yield TokenText(saved["text"])
             yield Finished(GenerationStats(**saved["stats"]))
             return
         if self.cached_only:
             raise NotCached(entry.name)
         started = time.monotonic()
         pieces: list[str] = []
+        scored: Scored | None = None
         for event in super().generate(config, request):
             if isinstance(event, TokenText):
                 pieces.append(event.text)
+            if isinstance(event, Scored):
+                scored = event
             if isinstance(event, Finished):
                 seconds = time.monotonic() - started
                 if event.stats.stop_reason != "cancelled":
-                    saved = {"text": "".join(pieces), "stats": vars(event.stats), "seconds": seconds}
+                    saved: dict[str, Any] = {"text": "".join(pieces), "stats": vars(event.stats), "seconds": seconds}
+                    if scored is not None:
+                        saved |= {"scored": list(scored.logprobs), "source": scored.source}
                     entry.write_text(json.dumps(saved), encoding="utf-8")
                 self.log.append((request.prefix_tags, Asked(seconds, False)))
             yield event

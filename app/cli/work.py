@@ -30,6 +30,9 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> di
     ext.add_argument("--out", "-o", metavar="FILE", help="also write the table to FILE (.csv, .xlsx or .json)")
     ext.add_argument("--force", action="store_true", help="replace --out if it exists")
     ext.add_argument("--new", action="store_true", help="start a new run instead of resuming the last one")
+    ext.add_argument(
+        "--json", action="store_true", help="print the table as JSON (every cell with its evidence and confidence)"
+    )
 
     sub.add_parser("extractions", help="list extraction runs", description="List extraction runs.")
 
@@ -215,7 +218,14 @@ def cmd_extract(ctx: AppContext, args: argparse.Namespace) -> int:
     finally:
         service.close()
     table = service.table(run_id, doc_ids)
-    print(f"run {run_id}: {len(table.documents)} document(s) x {len(table.fields)} fields; {table_summary(table)}")
+    summary = f"run {run_id}: {len(table.documents)} document(s) x {len(table.fields)} fields; {table_summary(table)}"
+    if args.json:
+        from app.export import table_json
+
+        sys.stdout.write(table_json(table).decode("utf-8"))
+        print(summary, file=sys.stderr)
+    else:
+        print(summary)
     if out is not None:
         result = Exporter(ctx).table(run_id, out, document_ids=doc_ids, overwrite=args.force)
         print(f"wrote {result.path} ({result.fmt}, sha256 {result.sha256})")
@@ -232,7 +242,11 @@ def table_summary(table: ExtractionTable) -> str:
     verdicts = Counter(c.verdict for c in cells if c.found)
     checks = ", ".join(f"{verdicts[v]} {VERDICT_TEXT[v]}" for v in VERDICTS if verdicts[v])
     empty = sum(1 for c in cells if not c.found)
-    return f"{sum(verdicts.values())} with a value" + (f" ({checks})" if checks else "") + f", {empty} without"
+    unsure = sum(1 for c in cells if c.sureness in ("check", "low"))
+    to_check = f"; {unsure} to check by confidence" if unsure else ""
+    return (
+        f"{sum(verdicts.values())} with a value" + (f" ({checks})" if checks else "") + f", {empty} without{to_check}"
+    )
 
 
 def cmd_extractions(ctx: AppContext, _args: argparse.Namespace) -> int:

@@ -70,6 +70,14 @@ class Cell:
     verdict: str = ""  # one of VERDICTS for a cell with a value; '' when there is nothing to ground
     passage: str = ""  # the supporting words as the page has them (what the viewer marks)
     yes_no: bool = False
+    # The decision (a clause present, a value stated) as the model scored it (app.extraction.decide):
+    # P(yes) from its own next-token probabilities, the line it was judged against, how it was read
+    # ('logits', 'logprobs', or 'generated' where no probabilities were available), and the
+    # probability that the decision is right. None where the decision was not scored.
+    score: float | None = None
+    threshold: float | None = None
+    decided_by: str = ""
+    confidence: float | None = None
 
     @property
     def verified(self) -> bool:
@@ -100,6 +108,13 @@ class Cell:
     @property
     def verdict_text(self) -> str:
         return VERDICT_TEXT.get(self.verdict, "")
+
+    @property
+    def sureness(self) -> str:
+        """The decision's confidence in a word (high / check / low), '' when it was not scored."""
+        from app.extraction.decide import confidence_word
+
+        return confidence_word(self.confidence)
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)

@@ -17,7 +17,7 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.clock import now_iso
 from app.context import AppContext
@@ -33,6 +33,7 @@ from app.extraction.cells import (
     failed_cell,
     not_stated_cell,
 )
+from app.extraction.decide import YES_NO, Calibration, Decision, decide, load_calibration
 from app.extraction.held import held_or_not_stated
 from app.extraction.named import named_or_not_stated, with_naming_evidence
 from app.extraction.plain import LOOK, NOT_ASKED, says_not_stated
@@ -42,23 +43,36 @@ from app.extraction.prompt import (
     Look,
     PageChoice,
     ask_field,
+    choose_messages,
     choose_pages,
+    decide_messages,
     design_key,
     extraction_messages,
     look_messages,
     pages_of,
 )
 from app.extraction.review import Review, load_reviews
-from app.extraction.schema import group_schema, max_output_bytes, schema_errors
+from app.extraction.schema import PASSAGE, PRESENT, YES, group_schema, max_output_bytes, schema_errors
 from app.extraction.templates import TEXT, Template, TemplateField, TemplateStore
 from app.models.registry import ModelRecord
 from app.store.audit import audited_settings
 from app.store.db import insert_row
 from app.store.search import Passage
+
+if TYPE_CHECKING:
+    from app.citations.grounding import Sources
 from inference.chat_format import template_for
 from inference.engine_api import GenerateRequest, Sampling
-from inference.events import Finished, GenerationStats, TokenText
+from inference.errors import ScoringUnsupported
+from inference.events import Finished, GenerationStats, Scored, TokenText
 from inference.prompt import RenderedPrompt, render_prompt
+
+# Rules applied after the model (each measured out of sample in benchmarks/RESULTS.md):
+HELD = "held"  # a short answer no page of the document holds is not stated (app.extraction.held)
+NAMED = "named"  # a value or clause without the field's named_by words is not there (app.extraction.named)
+NAMING_EVIDENCE = "naming_evidence"  # a value quoted from elsewhere opens on the sentence naming it
+ALL_RULES = (HELD, NAMED, NAMING_EVIDENCE)
+RULES = frozenset({HELD, NAMING_EVIDENCE})  # what the app applies: see RESULTS.md for why
 
 
 @dataclass(frozen=True)
@@ -186,6 +200,10 @@ def _row_to_cell(row: dict[str, Any], yes_no: bool) -> Cell:
         verdict=row["verdict"],
         passage=row["passage"],
         yes_no=yes_no,
+        score=row.get("score"),
+        threshold=row.get("threshold"),
+        decided_by=row.get("decided_by") or "",
+        confidence=row.get("confidence"),
     )
 
 
@@ -237,11 +255,26 @@ def load_table(ctx: AppContext, run_id: int, document_ids: list[int] | None = No
 class ExtractionService:
     """Runs one extraction at a time on the engine it is given (shared with chat in the window)."""
 
-    def __init__(self, ctx: AppContext, session: Session | None = None, *, hints: bool = True) -> None:
+    def __init__(
+        self,
+        ctx: AppContext,
+        session: Session | None = None,
+        *,
+        hints: bool = True,
+        rules: frozenset[str] = RULES,
+    ) -> None:
         self.ctx = ctx
         self.session = session or Session.for_context(ctx)  # its engine starts on the first request
         self.hints = hints  # name the pages a word search finds for each field (off only to measure it)
-        self.design = design_key() + ("" if hints else "-nohints")
+        unknown = sorted(rules - set(ALL_RULES))
+        if unknown:
+            raise FolioError(f"no extraction rule {unknown[0]!r} (rules: {', '.join(ALL_RULES)})")
+        self.rules = rules
+        # Cells ruled otherwise never mix into one run: the rules are part of the design.
+        ruled = "".join(f"-{r}" for r in ALL_RULES if r in rules)
+        self.design = design_key() + ruled + ("" if hints else "-nohints")
+        # Whether the engine scores decisions: unknown until the first one (a model server may not).
+        self._scoring: bool | None = None
         # The engine's own cancel flag is reset by each generation: a Cancel pressed between two
         # fields would be lost, so the run keeps its own.
         self._stop = threading.Event()
@@ -415,7 +448,10 @@ class ExtractionService:
         texts = [u.text for u in sources.units]
         if choice.partial:
             emit(Progress(f"{doc.title}: {choice.note()}"))
-        for fields in _groups(pending, max(1, settings.fields_per_request)):
+        calibration = self._calibration(model)
+        # A scored decision asks one field at a time; a generated one may group yes/no clauses.
+        size = 1 if self._scoring is not False else max(1, settings.fields_per_request)
+        for fields in _groups(pending, size):
             if self._stop.is_set():
                 raise Cancelled()
             if fields[0].needs and self._not_stated(info.id, doc_id, fields[0].needs):
@@ -425,36 +461,30 @@ class ExtractionService:
                 done += 1
                 emit(CellsStored(cells, done, total))
                 continue
-            look: Look | None = None
-            if not fields[0].yes_no:  # a short answer is alone in its group, and asked plainly first
-                look, look_stats = self._look(model, doc_id, fields[0], choice, emit)
-                if says_not_stated(look.answer):
-                    cells = [not_stated_cell(doc_id, fields[0], extra)]
-                    self._store(info.id, cells, {fields[0].key: {LOOK: look.answer}}, look_stats)
-                    done += 1
-                    emit(CellsStored(cells, done, total))
-                    continue
-            asks = [ask_field(self.ctx, doc_id, f, choice, hints=self.hints) for f in fields]
-            raw, stats, flags = self._ask(model, doc_id, asks, choice, emit, look)
-            cells = [
-                failed_cell(doc_id, a.field, (*flags, *extra))
-                if flags
-                else cell_from_answer(doc_id, a, raw[a.field.key], sources, extra, settings.quote_threshold)
-                for a in asks
-            ]
-            # A value the document does not hold (read from the file name) or never calls by the field's
-            # words (an agreement date as effective date) is not stated.
-            cells = [
-                named_or_not_stated(held_or_not_stated(c, a.field, sources), a.field, texts)
-                for c, a in zip(cells, asks, strict=True)
-            ]
-            # A value quoted from elsewhere opens on the sentence that calls it so.
-            threshold = settings.quote_threshold
-            cells = [with_naming_evidence(c, a.field, sources, threshold) for c, a in zip(cells, asks, strict=True)]
-            if look is not None:  # what the model first said plainly is kept beside its form
+            decision, decided_stats = (
+                self._decide(model, doc_id, fields[0], choice, calibration, emit) if len(fields) == 1 else (None, None)
+            )
+            if decision is not None and not decision.there:
+                cells = [_with_decision(absent_cell(doc_id, fields[0], extra), decision)]
+                self._store(
+                    info.id, cells, {fields[0].key: {SCORED: _decision_record(decision)}}, decided_stats or _NOTHING
+                )
+                done += 1
+                emit(CellsStored(cells, done, total))
+                continue
+            if decision is not None and fields[0].yes_no:
+                cells, raw, stats = self._clause(model, doc_id, fields[0], choice, sources, extra, emit)
+            else:
+                cells, raw, stats = self._values(model, doc_id, fields, choice, sources, extra, emit, decision)
+            if not cells:  # a generated decision: the plain answer said not stated
+                cells = [not_stated_cell(doc_id, fields[0], extra)]
+            asked = {f.key: f for f in fields}
+            cells = [self._ruled(c, asked[c.field_key], sources, texts) for c in cells]
+            if decision is not None:
                 key = fields[0].key
-                raw = {key: {**(raw.get(key) or {}), LOOK: look.answer}}
-                stats = _both(look_stats, stats)
+                cells = [_with_decision(cells[0], decision)]
+                raw = {key: {**(raw.get(key) or {}), SCORED: _decision_record(decision)}}
+                stats = _both(decided_stats, stats) if decided_stats is not None else stats
             self._store(info.id, cells, raw, stats)
             done += len(cells)
             emit(CellsStored(cells, done, total))
@@ -464,6 +494,115 @@ class ExtractionService:
                 [info.id, doc_id],
             )
         return done
+
+    # -- one field ---------------------------------------------------------------------------------
+    def _calibration(self, model: ModelId) -> Calibration:
+        from assets import asset_path
+
+        folders = [self.ctx.paths.config_dir / "calibration", asset_path("calibration")]
+        return load_calibration(folders, model.sha256)
+
+    def _decide(
+        self,
+        model: ModelId,
+        doc_id: int,
+        field: TemplateField,
+        choice: PageChoice,
+        calibration: Calibration,
+        emit: ExtractionSink,
+    ) -> tuple[Decision | None, GenerationStats | None]:
+        """Whether the field is there, scored by the model (one forward pass on top of the document);
+        (None, None) when the engine cannot score, so the generated answer decides."""
+        if self._scoring is False:
+            return None, None
+        prepared = self._prepare(doc_id, lambda documents: decide_messages(documents, field, choice), choice, 1)
+        try:
+            scores, stats = self._scores(model, prepared, prepared.request(sampling=_greedy(1), choices=YES_NO), emit)
+        except ScoringUnsupported as exc:
+            self._scoring = False
+            emit(Progress(f"{exc}; the model's generated answers decide instead"))
+            return None, None
+        self._scoring = True
+        return decide(scores.logprobs, calibration.of(field.key), scores.source), stats
+
+    def _clause(
+        self,
+        model: ModelId,
+        doc_id: int,
+        field: TemplateField,
+        choice: PageChoice,
+        sources: Sources,
+        extra: tuple[str, ...],
+        emit: ExtractionSink,
+    ) -> tuple[list[Cell], dict[str, Any], GenerationStats]:
+        """A clause judged present: the passage that is it. Among passages the word search offers, the
+        one the model scores most likely (one more forward pass); without any, the clause it copies."""
+        ask = ask_field(self.ctx, doc_id, field, choice, hints=self.hints)
+        settings = self.ctx.settings.extraction
+        if not ask.choosing:
+            return self._values(model, doc_id, [field], choice, sources, extra, emit, decided=True)
+        prepared = self._prepare(doc_id, lambda documents: choose_messages(documents, ask, choice), choice, 1)
+        numbers = tuple((str(n),) for n in range(1, len(ask.candidates) + 1))
+        if len(numbers) == 1:
+            picked, stats = 1, _NOTHING  # one passage offered: nothing to choose
+            chances: list[float] = []
+        else:
+            scored, stats = self._scores(model, prepared, prepared.request(sampling=_greedy(1), choices=numbers), emit)
+            chances = [round(lp, 4) for lp in scored.logprobs]
+            picked = 1 + max(range(len(chances)), key=chances.__getitem__)
+        raw = {PASSAGE: picked, PRESENT: YES, "passage_logprobs": chances}
+        cell = cell_from_answer(doc_id, ask, raw, sources, extra, settings.quote_threshold)
+        return [cell], {field.key: raw}, stats
+
+    def _values(
+        self,
+        model: ModelId,
+        doc_id: int,
+        fields: list[TemplateField],
+        choice: PageChoice,
+        sources: Sources,
+        extra: tuple[str, ...],
+        emit: ExtractionSink,
+        decision: Decision | None = None,
+        *,
+        decided: bool = False,
+    ) -> tuple[list[Cell], dict[str, Any], GenerationStats]:
+        """The generated answer for these fields: a short answer's plain question first, then the form
+        (evidence before value). `decided` (a scored decision said the field is there): the form can
+        only give it. Without a decision, a plain answer saying "not stated" ends the field: no cells."""
+        decided = decided or decision is not None
+        look: Look | None = None
+        look_stats: GenerationStats | None = None
+        if not fields[0].yes_no:  # a short answer is alone in its group, and asked plainly first
+            look, look_stats = self._look(model, doc_id, fields[0], choice, emit)
+            if not decided and says_not_stated(look.answer):
+                return [], {fields[0].key: {LOOK: look.answer}}, look_stats
+        asks = [ask_field(self.ctx, doc_id, f, choice, hints=self.hints) for f in fields]
+        raw, stats, flags = self._ask(model, doc_id, asks, choice, emit, look, decided=decided)
+        threshold = self.ctx.settings.extraction.quote_threshold
+        cells = [
+            failed_cell(doc_id, a.field, (*flags, *extra))
+            if flags
+            else cell_from_answer(doc_id, a, raw[a.field.key], sources, extra, threshold)
+            for a in asks
+        ]
+        if look is not None and look_stats is not None:  # what the model first said plainly is kept beside its form
+            key = fields[0].key
+            raw = {key: {**(raw.get(key) or {}), LOOK: look.answer}}
+            stats = _both(look_stats, stats)
+        return cells, raw, stats
+
+    def _ruled(self, cell: Cell, field: TemplateField, sources: Sources, texts: list[str]) -> Cell:
+        """The rules this service applies after the model (RULES), in their order: a value no page
+        holds is not stated; one the document never calls by the field's words is not stated; a value
+        quoted from elsewhere opens on the sentence that calls it so."""
+        if HELD in self.rules:
+            cell = held_or_not_stated(cell, field, sources)
+        if NAMED in self.rules:
+            cell = named_or_not_stated(cell, field, texts)
+        if NAMING_EVIDENCE in self.rules:
+            cell = with_naming_evidence(cell, field, sources, self.ctx.settings.extraction.quote_threshold)
+        return cell
 
     def model_id(self) -> ModelId:
         served = self.session.served_label()
@@ -502,10 +641,10 @@ class ExtractionService:
             budget -= count.total + reserve - ceiling + 256  # the estimate was short: aim lower
         raise FolioError(f"{self.ctx.library.get(doc_id).title}: no pages of it fit the model's context")
 
-    def _schema(self, asks: list[FieldAsk]) -> dict[str, Any]:
+    def _schema(self, asks: list[FieldAsk], *, decided: bool = False) -> dict[str, Any]:
         settings = self.ctx.settings.extraction
         specs = [(a.field.key, a.field.yes_no, len(a.candidates) if a.choosing else 0) for a in asks]
-        return group_schema(specs, settings.value_chars, settings.quote_chars)
+        return group_schema(specs, settings.value_chars, settings.quote_chars, decided=decided)
 
     def _answer_tokens(self, asks: list[FieldAsk]) -> int:
         return max_output_bytes(self._schema(asks)) + 2
@@ -545,6 +684,27 @@ class ExtractionService:
             raise Cancelled()
         return "".join(pieces), stats
 
+    def _scores(
+        self, model: ModelId, prepared: Prepared, request: GenerateRequest, emit: ExtractionSink
+    ) -> tuple[Scored, GenerationStats]:
+        scored: Scored | None = None
+        stats: GenerationStats | None = None
+        for event in self.session.generate(prepared.config, request):
+            if isinstance(event, Scored):
+                scored = event
+            elif isinstance(event, Finished):
+                stats = event.stats
+            else:
+                progress = progress_of(event, model.label)
+                if progress is not None:
+                    emit(progress)
+        assert stats is not None
+        if stats.stop_reason == "cancelled":
+            raise Cancelled()
+        if scored is None:
+            raise FolioError(f"{model.label} returned no scores for a scored question")
+        return scored, stats
+
     def _look(
         self, model: ModelId, doc_id: int, field: TemplateField, choice: PageChoice, emit: ExtractionSink
     ) -> tuple[Look, GenerationStats]:
@@ -561,8 +721,10 @@ class ExtractionService:
         choice: PageChoice,
         emit: ExtractionSink,
         look: Look | None = None,
+        *,
+        decided: bool = False,
     ) -> tuple[dict[str, Any], GenerationStats, tuple[str, ...]]:
-        schema = self._schema(asks)
+        schema = self._schema(asks, decided=decided)
         sampling = _greedy(max_output_bytes(schema) + 2)
         prepared = self._prepare(
             doc_id, lambda documents: extraction_messages(documents, asks, choice, look), choice, sampling.max_tokens
@@ -601,6 +763,10 @@ class ExtractionService:
                         "flags": json.dumps(list(cell.flags)),
                         "verdict": cell.verdict,
                         "passage": cell.passage,
+                        "score": cell.score,
+                        "threshold": cell.threshold,
+                        "decided_by": cell.decided_by,
+                        "confidence": cell.confidence,
                         "raw": json.dumps(raw.get(cell.field_key), ensure_ascii=False),
                         # One request answers the whole group; its cost is shared out over the cells.
                         "prompt_tokens": stats.prompt_tokens,
@@ -652,6 +818,29 @@ _LONGEST_OFFER = tuple(Passage(1, None, "word " * 64) for _ in range(3))
 
 
 _NOTHING = GenerationStats(0, 0, 0, 0.0, 0.0, 0, "not asked")  # what a field left unasked cost
+SCORED = "scored"  # where a cell's stored raw answer keeps its scored decision
+
+
+def absent_cell(document_id: int, field: TemplateField, flags: tuple[str, ...]) -> Cell:
+    """Not there: a yes/no clause absent, a short answer not stated."""
+    if field.yes_no:
+        return Cell(document_id, field.key, False, "no", flags=flags, yes_no=True)
+    return not_stated_cell(document_id, field, flags)
+
+
+def _with_decision(cell: Cell, decision: Decision) -> Cell:
+    return dataclasses.replace(
+        cell,
+        score=decision.score,
+        threshold=decision.threshold,
+        decided_by=decision.decided_by,
+        confidence=decision.confidence,
+    )
+
+
+def _decision_record(decision: Decision) -> dict[str, Any]:
+    return {"there": decision.there, "score": decision.score, "threshold": decision.threshold,
+            "by": decision.decided_by, "confidence": decision.confidence}  # fmt: skip
 
 
 def _greedy(max_tokens: int) -> Sampling:
