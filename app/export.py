@@ -241,7 +241,7 @@ def table_xlsx(table: ExtractionTable) -> bytes:
     from openpyxl.comments import Comment
     from openpyxl.styles import Alignment, Font, PatternFill
 
-    from app.extraction.cells import ADDED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
+    from app.extraction.cells import ADDED, PARTLY, SUPPORTED, UNSUPPORTED, WRONG_PAGE
 
     fills = {
         "bad": PatternFill("solid", fgColor="F8D7DA"),
@@ -280,7 +280,7 @@ def table_xlsx(table: ExtractionTable) -> bytes:
                 target.fill = fills["bad"] if cell.flags else fills["missing"]
             elif cell.verdict == UNSUPPORTED:
                 target.fill = fills["bad"]
-            elif cell.verdict in (SUPPORTED, WRONG_PAGE, ADDED):
+            elif cell.verdict in (SUPPORTED, WRONG_PAGE, ADDED, PARTLY):
                 target.fill = fills["elsewhere"]
     for sheet in (ws, reviewed):
         sheet.freeze_panes = "C2"

@@ -44,6 +44,7 @@ from app.extraction.cells import (
     MOVED,
     NOT_HELD,
     NOT_NAMED,
+    PARTLY,
     QUOTED,
     SUPPORTED,
     UNSUPPORTED,
@@ -182,7 +183,7 @@ class ExtractionTableModel(QAbstractTableModel):
             return QBrush(COLORS["bad" if cell.flags and cell_status(cell) == "no answer" else "missing"])
         if cell.verdict == UNSUPPORTED:
             return QBrush(COLORS["bad"])
-        if cell.verdict in (SUPPORTED, WRONG_PAGE, ADDED):
+        if cell.verdict in (SUPPORTED, WRONG_PAGE, ADDED, PARTLY):
             return QBrush(COLORS["elsewhere"])
         return None
 

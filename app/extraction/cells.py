@@ -23,7 +23,18 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from app.citations.grounding import ADDED, EXEMPT, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE, Cited, Grounding, Sources
+from app.citations.grounding import (
+    ADDED,
+    EXEMPT,
+    PARTLY,
+    QUOTED,
+    SUPPORTED,
+    UNSUPPORTED,
+    WRONG_PAGE,
+    Cited,
+    Grounding,
+    Sources,
+)
 from app.citations.markers import parse_timestamp, resolve_page
 from app.citations.quotes import DEFAULT_THRESHOLD, find_quote, normalize_for_match
 from app.citations.verdicts import LABELS
@@ -49,7 +60,7 @@ MOVED = "evidence_found"  # Folio's evidence: the sentence that calls the value 
 EVIDENCE_FLAGS = (NO_QUOTE, QUOTE_NOT_FOUND, QUOTE_LACKS_VALUE, BAD_PAGE, OFFERED)
 
 # A cell's verdicts are the chat's (app.citations.grounding), named the same way everywhere (app.citations.verdicts).
-VERDICTS = (QUOTED, SUPPORTED, WRONG_PAGE, ADDED, UNSUPPORTED)
+VERDICTS = (QUOTED, SUPPORTED, WRONG_PAGE, ADDED, PARTLY, UNSUPPORTED)
 VERDICT_TEXT = {v: LABELS[v] for v in VERDICTS}
 
 
@@ -87,7 +98,7 @@ class Cell:
     @property
     def grounded(self) -> bool:
         """Some page of the document holds this cell's evidence or value."""
-        return self.verdict in (QUOTED, SUPPORTED, WRONG_PAGE, ADDED)
+        return self.verdict in (QUOTED, SUPPORTED, WRONG_PAGE, ADDED, PARTLY)
 
     @property
     def anchor_text(self) -> str:

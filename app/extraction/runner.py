@@ -33,7 +33,7 @@ from app.extraction.cells import (
     failed_cell,
     not_stated_cell,
 )
-from app.extraction.decide import YES_NO, Calibration, Decision, decide, load_calibration
+from app.extraction.decide import GENERATED, YES_NO, Calibration, Decision, decide, load_calibration
 from app.extraction.held import held_or_not_stated
 from app.extraction.named import named_or_not_stated, with_naming_evidence
 from app.extraction.plain import LOOK, NOT_ASKED, says_not_stated
@@ -480,7 +480,9 @@ class ExtractionService:
                 cells = [not_stated_cell(doc_id, fields[0], extra)]
             asked = {f.key: f for f in fields}
             cells = [self._ruled(c, asked[c.field_key], sources, texts) for c in cells]
-            if decision is not None:
+            if decision is None:  # the generated answer decided: the cell's record says so
+                cells = [dataclasses.replace(c, decided_by=GENERATED) for c in cells]
+            else:
                 key = fields[0].key
                 cells = [_with_decision(cells[0], decision)]
                 raw = {key: {**(raw.get(key) or {}), SCORED: _decision_record(decision)}}
