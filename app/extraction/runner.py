@@ -262,7 +262,12 @@ class ExtractionService:
         *,
         hints: bool = True,
         rules: frozenset[str] = RULES,
+        scoring: bool = True,
+        calibration: Calibration | None = None,
     ) -> None:
+        """`scoring` off: the generated answers decide, as where a server returns no probabilities (a
+        benchmark measures both ways); `calibration`: the thresholds to judge scores by (default: the
+        model's own calibration file, app.extraction.decide)."""
         self.ctx = ctx
         self.session = session or Session.for_context(ctx)  # its engine starts on the first request
         self.hints = hints  # name the pages a word search finds for each field (off only to measure it)
@@ -272,9 +277,10 @@ class ExtractionService:
         self.rules = rules
         # Cells ruled otherwise never mix into one run: the rules are part of the design.
         ruled = "".join(f"-{r}" for r in ALL_RULES if r in rules)
-        self.design = design_key() + ruled + ("" if hints else "-nohints")
+        self.design = design_key() + ruled + ("" if hints else "-nohints") + ("" if scoring else "-generated")
         # Whether the engine scores decisions: unknown until the first one (a model server may not).
-        self._scoring: bool | None = None
+        self._scoring: bool | None = None if scoring else False
+        self._thresholds = calibration
         # The engine's own cancel flag is reset by each generation: a Cancel pressed between two
         # fields would be lost, so the run keeps its own.
         self._stop = threading.Event()
@@ -499,6 +505,8 @@ class ExtractionService:
 
     # -- one field ---------------------------------------------------------------------------------
     def _calibration(self, model: ModelId) -> Calibration:
+        if self._thresholds is not None:
+            return self._thresholds
         from assets import asset_path
 
         folders = [self.ctx.paths.config_dir / "calibration", asset_path("calibration")]
