@@ -845,7 +845,9 @@ def setup_home(fresh: bool, set_name: str, threads: int = 1, prefix: str = "home
     )
     home = Path(tempfile.mkdtemp(prefix="folio-bench-extraction-")) if fresh else cache_dir() / f"{prefix}-{name}"
     return open_eval_app(
-        home, f"max_answer_tokens = {CHAT_TOKENS}\nthinking = false\nstate_cache_gb = 8\nthreads = {threads}\n"
+        home,
+        f"max_answer_tokens = {CHAT_TOKENS}\nthinking = false\nstate_cache_gb = 8\nthreads = {threads}\n",
+        states=None if fresh else cache_dir().parent / f"bench-states-{name}",
     )
 
 
