@@ -285,8 +285,13 @@ class _ConfidenceFilter(QSortFilterProxyModel):
         self.setSortRole(_SORT)
 
     def show_words(self, words: tuple[str, ...]) -> None:
-        self.words = words
-        self.invalidateFilter()
+        if hasattr(self, "beginFilterChange"):  # Qt 6.10: invalidateFilter() is deprecated
+            self.beginFilterChange()
+            self.words = words
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:
+            self.words = words
+            self.invalidateFilter()
 
     def filterAcceptsRow(self, source_row: int, source_parent: _Index) -> bool:
         if not self.words:
