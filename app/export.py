@@ -465,6 +465,7 @@ def html_pdf(html: str, css: str = "") -> bytes:
 # need the old place kept too).
 REDLINE_AUTHOR = "Folio compare"
 REDLINE_FORMATS = ("md", "pdf", "docx")
+AUDIT_FORMATS = ("jsonl", "csv")
 _REDLINE_CSS = "s { color: #b00000; } strong { color: #006000; }"
 _NOT_IN_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")  # characters an XML document cannot hold
 
@@ -636,6 +637,47 @@ class Exporter:
                 "documents": [sha for _t, sha, _p in data.documents],
                 "model_sha256": models[-1][1] if models else None,
             },
+        )
+
+    def redline(
+        self,
+        redline: Redline,
+        path: Path,
+        *,
+        fmt: str | None = None,
+        written: Summary | None = None,
+        overwrite: bool = False,
+    ) -> ExportResult:
+        """A comparison's redline (with the model's summary when there is one) as Markdown, PDF or a
+        Word file with tracked changes."""
+        chosen = format_of(path, REDLINE_FORMATS, fmt)
+        versions = [redline.old, redline.new]
+        return self._finish(
+            path,
+            chosen,
+            redline_bytes(chosen, redline, written),
+            overwrite,
+            {
+                "what": "redline",
+                "versions": [f"{v.reference} {v.title}" for v in versions],
+                "changes": len(redline.changes),
+                "documents": [],
+                "model_sha256": None,
+                "summary_by": written.model_label if written is not None else None,
+            },
+        )
+
+    def audit_log(self, path: Path, *, fmt: str | None = None, overwrite: bool = False) -> ExportResult:
+        """The audit log as JSON Lines or CSV; the export itself is its last entry but one (the entry
+        recording it comes after the bytes written)."""
+        chosen = format_of(path, AUDIT_FORMATS, fmt)
+        data = self.ctx.audit.export(chosen)
+        return self._finish(
+            path,
+            chosen,
+            data,
+            overwrite,
+            {"what": "audit log", "entries": len(self.ctx.audit.entries()), "documents": [], "model_sha256": None},
         )
 
     def default_name(self, *, run_id: int | None = None, conversation_id: int | None = None, fmt: str) -> str:

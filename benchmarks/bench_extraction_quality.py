@@ -258,7 +258,8 @@ class DocResult:
 def run_document(
     ctx: Any, engine: RecordingEngine, contract: Contract, template: Any, parts: set[str], calibration: Any = None
 ) -> DocResult:
-    from app.engine.session import Progress, Session
+    from app.engine.progress import Progress
+    from app.engine.session import Session
     from app.extraction.runner import ALL_RULES, RULES, ExtractionService
 
     doc = ctx.library.add(contract.path).document

@@ -104,6 +104,9 @@ class GenerateRequest:
     # generated answer. Ends with Finished(stop_reason 'scored'); an engine that cannot read the
     # probabilities (a model server that returns no logprobs) raises ScoringUnsupported.
     choices: tuple[tuple[str, ...], ...] = ()
+    # Which request this is (0: the engine numbers it): a cancel names the request it stops, so a stop
+    # meant for one job never lands on the next request, another job's or the same job's.
+    request_id: int = 0
 
     @property
     def prefix(self) -> list[PromptPart]:
@@ -151,8 +154,9 @@ class Engine(Protocol):
         Ends with Finished; a cancel ends it early with stop_reason 'cancelled' (not an error)."""
         ...
 
-    def cancel(self) -> None:
-        """Ask the running request to stop soon; safe to call from another thread."""
+    def cancel(self, request_id: int = 0) -> None:
+        """Ask the request with this id to stop soon (0: the one under way, if any); a request not yet
+        started stops at once when it starts. Safe to call from another thread."""
         ...
 
     def close(self) -> None: ...

@@ -81,7 +81,10 @@ class RemoteEngine:
         self.model_id = config.model
         self.n_ctx = 0
         self._connected = False
-        self._cancel = threading.Event()
+        self._cancel = threading.Event()  # the request under way was asked to stop
+        self._running = 0  # its request id
+        self._stopped: set[int] = set()  # ids asked to stop before they started
+        self._next_id = 0
         self._lock = threading.Lock()
         # The socket of the request under way: shutting it down wakes a read blocked on it at once
         # (closing it from another thread would not), and the server sees the drop.
@@ -110,13 +113,31 @@ class RemoteEngine:
     def gpu_devices(self) -> list[tuple[str, int, int]]:
         return []  # the server's GPUs are its own business
 
-    def cancel(self) -> None:
-        self._cancel.set()
+    def cancel(self, request_id: int = 0) -> None:
         with self._lock:
+            if request_id and request_id != self._running:
+                self._stopped.add(request_id)  # not started yet (or long over): it stops when it starts
+                return
+            self._cancel.set()
             sock = self._active
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)  # wakes the reader; the server sees the drop
+
+    def _begin(self, request_id: int) -> int:
+        """Make `request_id` (or a new number) the request under way; its cancel flag says whether it
+        was already asked to stop."""
+        with self._lock:
+            if not request_id:
+                self._next_id -= 1  # numbers of its own, apart from the callers' (positive) ones
+                request_id = self._next_id
+            self._running = request_id
+            if request_id in self._stopped:
+                self._stopped.discard(request_id)
+                self._cancel.set()
+            else:
+                self._cancel.clear()
+            return request_id
 
     def close(self) -> None:
         self.cancel()
@@ -127,7 +148,7 @@ class RemoteEngine:
 
     def load(self, config: EngineConfig | None = None) -> Iterator[EngineEvent]:
         """Reach the server and learn which model it serves (once); EngineConfig is not used."""
-        self._cancel.clear()
+        self._begin(0)
         try:
             yield from self._load()
         except _Cancelled:
@@ -156,7 +177,7 @@ class RemoteEngine:
         yield Loaded(self.model_id, self.n_ctx, time.perf_counter() - start)
 
     def generate(self, config: EngineConfig | None, request: GenerateRequest) -> Iterator[EngineEvent]:
-        self._cancel.clear()
+        self._begin(request.request_id)
         start = time.perf_counter()
         try:
             yield from self._load()

@@ -406,19 +406,11 @@ class Sources:
         ids = list(read)
 
         def search(terms: list[str]) -> list[int]:
-            from app.store.search import fts_query
+            from app.store.search import Search, fts_query
 
             query = " OR ".join(fts_query(t) for t in dict.fromkeys(terms) if fts_query(t))
-            if not query or not ids:
-                return []
-            marks = ",".join("?" * len(ids))
-            rows = ctx.db.execute(
-                f"SELECT s.document_id, s.page, s.t_seconds FROM segments_fts JOIN segments s "
-                f"ON s.id = segments_fts.rowid WHERE segments_fts MATCH ? AND s.document_id IN ({marks}) "
-                f"ORDER BY bm25(segments_fts) LIMIT {CANDIDATE_SEGMENTS}",
-                [query, *ids],
-            ).fetchall()
-            return list(dict.fromkeys(where[k] for k in map(tuple, rows) if k in where))
+            places = Search(ctx.db).segment_places(query, ids, limit=CANDIDATE_SEGMENTS)
+            return list(dict.fromkeys(where[k] for k in places if k in where))
 
         return cls(units, document_indexes(ctx, list(document_ids)), list(document_ids), search)
 

@@ -151,7 +151,7 @@ class Progress:
 
 
 def cmd_extract(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.engine.session import Progress as EngineProgress
+    from app.engine.progress import Progress as EngineProgress
     from app.export import Exporter, FileExists, format_of
     from app.extraction.runner import CellsStored, DocumentStarted, ExtractionService, RunFinished, RunStarted
     from app.models.registry import STARTER_NOTICE
@@ -306,22 +306,22 @@ def cmd_audit(ctx: AppContext, args: argparse.Namespace) -> int:
 
     log = ctx.audit
     if args.audit_command == "verify":
-        result = log.verify()
-        if not result.ok:
-            raise FolioError(f"audit log check FAILED: {result.problem}")
-        print(f"audit log OK: {result.entries} entries, head {result.head_hash}")
+        checked = log.verify()
+        if not checked.ok:
+            raise FolioError(f"audit log check FAILED: {checked.problem}")
+        print(f"audit log OK: {checked.entries} entries, head {checked.head_hash}")
         return 0
-    from app.export import write_new
+    from app.export import Exporter
 
     fmt = args.format or (Path(args.out).suffix.lstrip(".").lower() if args.out else "jsonl")
     if fmt not in ("jsonl", "csv"):
         raise FolioError("audit export writes .jsonl or .csv")
-    data = log.export(fmt)
     if not args.out:
-        sys.stdout.write(data.decode("utf-8"))
+        sys.stdout.write(log.export(fmt).decode("utf-8"))
         return 0
-    write_new(Path(args.out).expanduser(), data, overwrite=args.force)
-    print(f"wrote {args.out} ({len(log.entries())} entries)")
+    entries = len(log.entries())
+    result = Exporter(ctx).audit_log(Path(args.out).expanduser(), fmt=fmt, overwrite=args.force)
+    print(f"wrote {result.path} ({entries} entries, sha256 {result.sha256})")
     return 0
 
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from app.clock import now_iso
 from app.context import AppContext
-from app.engine.session import BuildMessages, Prepared, Progress, Session, progress_of, prompt_documents
+from app.engine.documents import BuildMessages, prompt_documents
+from app.engine.progress import Progress
+from app.engine.session import CancelToken, ModelIdentity, Prepared, Result, Session
 from app.errors import Cancelled, FolioError, NotFound
 from app.extraction.cells import (
     BAD_OUTPUT,
@@ -56,7 +56,7 @@ from app.extraction.schema import PASSAGE, PRESENT, YES, group_schema, max_outpu
 from app.extraction.templates import TEXT, Template, TemplateField, TemplateStore
 from app.models.registry import ModelRecord
 from app.store.audit import audited_settings
-from app.store.db import insert_row
+from app.store.extraction import ExtractionStore
 from app.store.search import Passage
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 from inference.chat_format import template_for
 from inference.engine_api import GenerateRequest, Sampling
 from inference.errors import ScoringUnsupported
-from inference.events import Finished, GenerationStats, Scored, TokenText
+from inference.events import GenerationStats, Scored
 from inference.prompt import RenderedPrompt, render_prompt
 
 # Rules applied after the model (each measured out of sample in benchmarks/RESULTS.md):
@@ -172,17 +172,6 @@ ExtractionEvent = RunStarted | DocumentStarted | CellsStored | RunFinished | Pro
 ExtractionSink = Callable[[ExtractionEvent], None]
 
 
-@dataclass(frozen=True)
-class ModelId:
-    """Who answers: a local model (by its sha256) or a model server (by its name, weights unknown)."""
-
-    label: str
-    key: str  # what a run is keyed on: the local model's sha256, or 'server:<label>'
-    sha256: str | None
-    demo: bool
-    record: ModelRecord | None
-
-
 def _row_to_cell(row: dict[str, Any], yes_no: bool) -> Cell:
     return Cell(
         document_id=row["document_id"],
@@ -208,10 +197,7 @@ def _row_to_cell(row: dict[str, Any], yes_no: bool) -> Cell:
 
 
 def load_run_info(ctx: AppContext, run_id: int) -> RunInfo:
-    rows = list(ctx.db.table("extraction_runs").rows_where("id = ?", [run_id]))
-    if not rows:
-        raise NotFound(f"no extraction run with id {run_id}")
-    r = rows[0]
+    r = ExtractionStore(ctx.db).run(run_id)
     template = Template.from_dict(json.loads(r["template_json"]), source=f"run {run_id}")
     return RunInfo(
         id=r["id"],
@@ -228,10 +214,7 @@ def load_run_info(ctx: AppContext, run_id: int) -> RunInfo:
 
 
 def load_run_documents(ctx: AppContext, run_id: int) -> list[int]:
-    rows = ctx.db.execute(
-        "SELECT document_id FROM extraction_run_documents WHERE run_id = ? ORDER BY position", [run_id]
-    ).fetchall()
-    return [int(r[0]) for r in rows]
+    return ExtractionStore(ctx.db).documents(run_id)
 
 
 def load_table(ctx: AppContext, run_id: int, document_ids: list[int] | None = None) -> ExtractionTable:
@@ -244,7 +227,7 @@ def load_table(ctx: AppContext, run_id: int, document_ids: list[int] | None = No
     cells: dict[tuple[int, str], Cell] = {}
     wanted = set(ids)
     yes_no = {f.key: f.yes_no for f in info.template.fields}
-    for row in ctx.db.table("extraction_cells").rows_where("run_id = ?", [run_id]):
+    for row in ExtractionStore(ctx.db).cells(run_id):
         if row["document_id"] in wanted:
             cell = _row_to_cell(row, yes_no.get(row["field_key"], False))
             cells[(cell.document_id, cell.field_key)] = cell
@@ -281,14 +264,13 @@ class ExtractionService:
         # Whether the engine scores decisions: unknown until the first one (a model server may not).
         self._scoring: bool | None = None if scoring else False
         self._thresholds = calibration
-        # The engine's own cancel flag is reset by each generation: a Cancel pressed between two
-        # fields would be lost, so the run keeps its own.
-        self._stop = threading.Event()
+        self.store = ExtractionStore(ctx.db)
+        self._token = CancelToken()  # the run under way's stop: between two fields, and inside one
         self.templates = TemplateStore.for_config(ctx.paths.config_dir)
 
     def cancel(self) -> None:
-        self._stop.set()
-        self.session.cancel()
+        """Stop the run under way (from any thread): the cells stored so far stay; run it again to resume."""
+        self._token.cancel()
 
     def close(self) -> None:
         self.session.close()
@@ -302,66 +284,44 @@ class ExtractionService:
         for doc_id in document_ids:
             self.ctx.library.get(doc_id)
         model = self.model_id()
-        run_id: int | None = None
-        if resume:
-            row = self.ctx.db.execute(
-                "SELECT id FROM extraction_runs WHERE template_sha256 = ? AND model_sha256 = ? AND design = ? "
-                "ORDER BY id DESC LIMIT 1",
-                [template.sha256, model.key, self.design],
-            ).fetchone()
-            run_id = int(row[0]) if row else None
-        now = now_iso()
-        with self.ctx.db.atomic():
-            if run_id is None:
-                run_id = insert_row(
-                    self.ctx.db,
-                    "extraction_runs",
-                    {
-                        "template_key": template.key,
-                        "template_name": template.name,
-                        "template_version": template.version,
-                        "template_sha256": template.sha256,
-                        "template_json": template.to_json(),
-                        "model": model.label,
-                        "model_sha256": model.key,
-                        "settings": json.dumps(dataclasses.asdict(self.ctx.settings.extraction)),
-                        "design": self.design,
-                        "status": "running",
-                        "created_at": now,
-                        "updated_at": now,
-                    },
-                )
-            start = self.ctx.db.execute(
-                "SELECT coalesce(max(position), 0) FROM extraction_run_documents WHERE run_id = ?", [run_id]
-            ).fetchone()[0]
-            for offset, doc_id in enumerate(dict.fromkeys(document_ids), start=1):
-                self.ctx.db.execute(
-                    "INSERT OR IGNORE INTO extraction_run_documents(run_id, document_id, position) VALUES (?, ?, ?)",
-                    [run_id, doc_id, start + offset],
-                )
-        return run_id
+        run_id = self.store.latest(template.sha256, model.key, self.design) if resume else None
+        run = {
+            "template_key": template.key,
+            "template_name": template.name,
+            "template_version": template.version,
+            "template_sha256": template.sha256,
+            "template_json": template.to_json(),
+            "model": model.label,
+            "model_sha256": model.key,
+            "settings": json.dumps(dataclasses.asdict(self.ctx.settings.extraction)),
+            "design": self.design,
+            "status": "running",
+        }
+        return self.store.start(run_id, run, document_ids)
 
     def run_info(self, run_id: int) -> RunInfo:
         return load_run_info(self.ctx, run_id)
 
     def runs(self) -> list[RunInfo]:
-        ids = [r[0] for r in self.ctx.db.execute("SELECT id FROM extraction_runs ORDER BY id DESC")]
-        return [self.run_info(i) for i in ids]
+        return [self.run_info(i) for i in self.store.run_ids()]
 
     def run_documents(self, run_id: int) -> list[int]:
         return load_run_documents(self.ctx, run_id)
 
     def stored_keys(self, run_id: int, document_id: int) -> set[str]:
-        rows = self.ctx.db.execute(
-            "SELECT field_key FROM extraction_cells WHERE run_id = ? AND document_id = ?", [run_id, document_id]
-        ).fetchall()
-        return {r[0] for r in rows}
+        return self.store.field_keys(run_id, document_id)
 
     def run(
-        self, run_id: int, document_ids: list[int] | None = None, on_event: ExtractionSink | None = None
+        self,
+        run_id: int,
+        document_ids: list[int] | None = None,
+        on_event: ExtractionSink | None = None,
+        *,
+        cancel: CancelToken | None = None,
     ) -> RunFinished:
-        """Fill every missing cell of the run for these documents (default: all of the run's)."""
-        self._stop.clear()
+        """Fill every missing cell of the run for these documents (default: all of the run's). A stop
+        (`cancel`, or `self.cancel()`) ends it between two fields or inside one; what is stored stays."""
+        self._token = cancel or CancelToken()
         emit = on_event or (lambda _e: None)
         info = self.run_info(run_id)
         docs = document_ids if document_ids is not None else self.run_documents(run_id)
@@ -403,20 +363,16 @@ class ExtractionService:
 
     def _not_stated(self, run_id: int, document_id: int, field_key: str) -> bool:
         """The field's cell is stored and says "not stated" (not a failed request: that one may yet be retried)."""
-        rows = self.ctx.db.execute(
-            "SELECT found, flags FROM extraction_cells WHERE run_id = ? AND document_id = ? AND field_key = ?",
-            [run_id, document_id, field_key],
-        ).fetchall()
-        return bool(rows) and not rows[0][0] and not set(json.loads(rows[0][1])) & {CUT_OFF, BAD_OUTPUT}
+        row = self.store.cell(run_id, document_id, field_key)
+        return row is not None and not row["found"] and not set(json.loads(row["flags"])) & {CUT_OFF, BAD_OUTPUT}
 
     def _set_status(self, run_id: int, status: str) -> None:
-        with self.ctx.db.atomic():
-            self.ctx.db.table("extraction_runs").update(run_id, {"status": status, "updated_at": now_iso()})
+        self.store.set_status(run_id, status)
 
     def _run_document(
         self,
         info: RunInfo,
-        model: ModelId,
+        model: ModelIdentity,
         doc_id: int,
         position: int,
         count: int,
@@ -458,7 +414,7 @@ class ExtractionService:
         # A scored decision asks one field at a time; a generated one may group yes/no clauses.
         size = 1 if self._scoring is not False else max(1, settings.fields_per_request)
         for fields in _groups(pending, size):
-            if self._stop.is_set():
+            if self._token.cancelled:
                 raise Cancelled()
             if fields[0].needs and self._not_stated(info.id, doc_id, fields[0].needs):
                 needed = info.template.field(fields[0].needs).name
@@ -496,15 +452,11 @@ class ExtractionService:
             self._store(info.id, cells, raw, stats)
             done += len(cells)
             emit(CellsStored(cells, done, total))
-        with self.ctx.db.atomic():
-            self.ctx.db.execute(
-                "UPDATE extraction_run_documents SET status = 'done' WHERE run_id = ? AND document_id = ?",
-                [info.id, doc_id],
-            )
+        self.store.document_done(info.id, doc_id)
         return done
 
     # -- one field ---------------------------------------------------------------------------------
-    def _calibration(self, model: ModelId) -> Calibration:
+    def _calibration(self, model: ModelIdentity) -> Calibration:
         if self._thresholds is not None:
             return self._thresholds
         from assets import asset_path
@@ -514,7 +466,7 @@ class ExtractionService:
 
     def _decide(
         self,
-        model: ModelId,
+        model: ModelIdentity,
         doc_id: int,
         field: TemplateField,
         choice: PageChoice,
@@ -537,7 +489,7 @@ class ExtractionService:
 
     def _clause(
         self,
-        model: ModelId,
+        model: ModelIdentity,
         doc_id: int,
         field: TemplateField,
         choice: PageChoice,
@@ -566,7 +518,7 @@ class ExtractionService:
 
     def _values(
         self,
-        model: ModelId,
+        model: ModelIdentity,
         doc_id: int,
         fields: list[TemplateField],
         choice: PageChoice,
@@ -614,23 +566,17 @@ class ExtractionService:
             cell = with_naming_evidence(cell, field, sources, self.ctx.settings.extraction.quote_threshold)
         return cell
 
-    def model_id(self) -> ModelId:
-        served = self.session.served_label()
-        if served is not None:  # reach the server (and learn its model) before storing anything
-            return ModelId(served, f"server:{served}", None, False, None)
-        record = self.ctx.models.active(self.ctx.settings)
-        return ModelId(record.label, record.sha256, record.sha256, record.is_starter, record)
+    def model_id(self) -> ModelIdentity:
+        return self.session.model_identity(self.ctx)  # a server is reached before anything is stored
 
-    def _page_choice(self, model: ModelId, doc_id: int, fields: tuple[TemplateField, ...]) -> PageChoice:
+    def _page_choice(self, model: ModelIdentity, doc_id: int, fields: tuple[TemplateField, ...]) -> PageChoice:
         """All of the document when it fits the model's context; else the pages a word search ranks
         highest for the template's fields, as many as fit (never a silent cut: the cells say so)."""
         record = model.record
         if record is None:  # a model server: its context is its own business, and its errors say so
             return PageChoice()
         settings = self.ctx.settings
-        ceiling = self.session.facts(record).context_length or 0
-        if settings.context_cap:
-            ceiling = min(ceiling, settings.context_cap) if ceiling else settings.context_cap
+        ceiling = self.session.context_ceiling(record)
         # The largest request a field can make: its question with three offered passages, and the
         # longest answer a short-answer field may write.
         widest = [FieldAsk(max(fields, key=lambda f: len(f.description)), "", _LONGEST_OFFER)]
@@ -675,48 +621,29 @@ class ExtractionService:
             self.ctx, [doc_id], build, think=False, answer_tokens=max_tokens, pages=pages_of(doc_id, choice)
         )
 
-    def _generate(
-        self, model: ModelId, prepared: Prepared, request: GenerateRequest, emit: ExtractionSink
-    ) -> tuple[str, GenerationStats]:
-        pieces: list[str] = []
-        stats: GenerationStats | None = None
-        for event in self.session.generate(prepared.config, request):
-            if isinstance(event, TokenText):
-                pieces.append(event.text)
-            elif isinstance(event, Finished):
-                stats = event.stats
-            else:
-                progress = progress_of(event, model.label)
-                if progress is not None:
-                    emit(progress)
-        assert stats is not None
-        if stats.stop_reason == "cancelled":
+    def _request(self, prepared: Prepared, request: GenerateRequest, emit: ExtractionSink) -> Result:
+        """One request of the run through the session, under the run's stop."""
+        result = self.session.run(prepared, request, cancel=self._token, on_progress=emit)
+        if result.cancelled:
             raise Cancelled()
-        return "".join(pieces), stats
+        return result
+
+    def _generate(
+        self, model: ModelIdentity, prepared: Prepared, request: GenerateRequest, emit: ExtractionSink
+    ) -> tuple[str, GenerationStats]:
+        result = self._request(prepared, request, emit)
+        return result.text, result.stats
 
     def _scores(
-        self, model: ModelId, prepared: Prepared, request: GenerateRequest, emit: ExtractionSink
+        self, model: ModelIdentity, prepared: Prepared, request: GenerateRequest, emit: ExtractionSink
     ) -> tuple[Scored, GenerationStats]:
-        scored: Scored | None = None
-        stats: GenerationStats | None = None
-        for event in self.session.generate(prepared.config, request):
-            if isinstance(event, Scored):
-                scored = event
-            elif isinstance(event, Finished):
-                stats = event.stats
-            else:
-                progress = progress_of(event, model.label)
-                if progress is not None:
-                    emit(progress)
-        assert stats is not None
-        if stats.stop_reason == "cancelled":
-            raise Cancelled()
-        if scored is None:
+        result = self._request(prepared, request, emit)
+        if result.scored is None:
             raise FolioError(f"{model.label} returned no scores for a scored question")
-        return scored, stats
+        return result.scored, result.stats
 
     def _look(
-        self, model: ModelId, doc_id: int, field: TemplateField, choice: PageChoice, emit: ExtractionSink
+        self, model: ModelIdentity, doc_id: int, field: TemplateField, choice: PageChoice, emit: ExtractionSink
     ) -> tuple[Look, GenerationStats]:
         """The field's plain question, answered as in the chat (greedy, so a rerun answers alike)."""
         prepared = self._prepare(doc_id, lambda documents: look_messages(documents, field, choice), choice, LOOK_TOKENS)
@@ -725,7 +652,7 @@ class ExtractionService:
 
     def _ask(
         self,
-        model: ModelId,
+        model: ModelIdentity,
         doc_id: int,
         asks: list[FieldAsk],
         choice: PageChoice,
@@ -752,42 +679,38 @@ class ExtractionService:
         return raw, stats, ()
 
     def _store(self, run_id: int, cells: list[Cell], raw: dict[str, Any], stats: GenerationStats) -> None:
-        now = now_iso()
         share = len(cells)
-        with self.ctx.db.atomic():
-            for cell in cells:
-                self.ctx.db.table("extraction_cells").insert(
-                    {
-                        "run_id": run_id,
-                        "document_id": cell.document_id,
-                        "field_key": cell.field_key,
-                        "found": int(cell.found),
-                        "value": cell.value,
-                        "quote": cell.quote,
-                        "cited": cell.cited,
-                        "page": cell.page,
-                        "label": cell.label,
-                        "t_seconds": cell.t_seconds,
-                        "quote_status": cell.quote_status,
-                        "quote_score": cell.quote_score,
-                        "flags": json.dumps(list(cell.flags)),
-                        "verdict": cell.verdict,
-                        "passage": cell.passage,
-                        "score": cell.score,
-                        "threshold": cell.threshold,
-                        "decided_by": cell.decided_by,
-                        "confidence": cell.confidence,
-                        "raw": json.dumps(raw.get(cell.field_key), ensure_ascii=False),
-                        # One request answers the whole group; its cost is shared out over the cells.
-                        "prompt_tokens": stats.prompt_tokens,
-                        "cached_tokens": stats.cached_tokens,
-                        "completion_tokens": stats.completion_tokens // share,
-                        "prefill_ms": round(stats.prefill_ms / share, 1),
-                        "generate_ms": round(stats.generate_ms / share, 1),
-                        "created_at": now,
-                    }
-                )
-            self.ctx.db.execute("UPDATE extraction_runs SET updated_at = ? WHERE id = ?", [now, run_id])
+        rows = [
+            {
+                "document_id": cell.document_id,
+                "field_key": cell.field_key,
+                "found": int(cell.found),
+                "value": cell.value,
+                "quote": cell.quote,
+                "cited": cell.cited,
+                "page": cell.page,
+                "label": cell.label,
+                "t_seconds": cell.t_seconds,
+                "quote_status": cell.quote_status,
+                "quote_score": cell.quote_score,
+                "flags": list(cell.flags),
+                "verdict": cell.verdict,
+                "passage": cell.passage,
+                "score": cell.score,
+                "threshold": cell.threshold,
+                "decided_by": cell.decided_by,
+                "confidence": cell.confidence,
+                "raw": json.dumps(raw.get(cell.field_key), ensure_ascii=False),
+                # One request answers the whole group; its cost is shared out over the cells.
+                "prompt_tokens": stats.prompt_tokens,
+                "cached_tokens": stats.cached_tokens,
+                "completion_tokens": stats.completion_tokens // share,
+                "prefill_ms": round(stats.prefill_ms / share, 1),
+                "generate_ms": round(stats.generate_ms / share, 1),
+            }
+            for cell in cells
+        ]
+        self.store.add_cells(run_id, rows)
 
     # -- reading back ----------------------------------------------------------------------------
     def table(self, run_id: int, document_ids: list[int] | None = None) -> ExtractionTable:
@@ -795,16 +718,12 @@ class ExtractionService:
 
 
 def load_evidence(ctx: AppContext, run_id: int, document_id: int, field_key: str) -> Evidence:
-    row = list(
-        ctx.db.table("extraction_cells").rows_where(
-            "run_id = ? AND document_id = ? AND field_key = ?", [run_id, document_id, field_key]
-        )
-    )
-    if not row:
+    row = ExtractionStore(ctx.db).cell(run_id, document_id, field_key)
+    if row is None:
         raise NotFound(f"run {run_id} has no value for {field_key!r} in document {document_id}")
     info = load_run_info(ctx, run_id)
     yes_no = any(f.yes_no for f in info.template.fields if f.key == field_key)
-    cell = _row_to_cell(row[0], yes_no)
+    cell = _row_to_cell(row, yes_no)
     # What to mark: the model's own words when they are on the page, else the words that support the cell.
     mark = cell.quote if cell.verified else cell.passage
     bbox = None

@@ -36,3 +36,41 @@ def test_every_repository_path_it_names_exists(doc: str) -> None:
 
 def test_readme_links_the_architecture() -> None:
     assert "](docs/ARCHITECTURE.md)" in (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def _tracked_text_files() -> list[str]:
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout (a bundle or an unpacked archive): nothing is tracked")
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    names = [n for n in out.decode("utf-8", "replace").split("\0") if n]
+    return [n for n in names if (REPO / n).is_file() and b"\0" not in (REPO / n).read_bytes()[:8192]]
+
+
+def test_no_merge_conflict_markers_in_any_tracked_text() -> None:
+    """A merge left half-done shows as lines opening with <<<<<<< or >>>>>>> (and =======) in a file:
+    in docs they mislead a reader, in code they break it."""
+    marked = []
+    for name in _tracked_text_files():
+        text = (REPO / name).read_text(encoding="utf-8", errors="replace")
+        if re.search(r"^(<{7}|>{7})( |$)", text, re.MULTILINE):
+            marked.append(name)
+    assert marked == []
+
+
+def test_architecture_lists_the_rooms_in_import_order() -> None:
+    """The rooms table of docs/ARCHITECTURE.md lists app's rooms top to bottom in the order of the
+    import-linter contract in pyproject.toml (a room imports only rooms below it)."""
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    layers = next(c["layers"] for c in contracts if c.get("type") == "layers" and "app.cli" in str(c["layers"]))
+    order = [name.strip() for layer in layers for name in layer.split("|")]
+    table = (REPO / "docs/ARCHITECTURE.md").read_text(encoding="utf-8").split("| room | what it holds |", 1)[1]
+    rows = re.findall(r"^\| `(app/[^`]+?)/?`", table.split("\n\n", 1)[0], re.MULTILINE)
+    listed = [r.removesuffix(".py").replace("/", ".") for r in rows]
+    positions = [order.index(room) for room in listed if room in order]
+    assert len(positions) >= 8 and positions == sorted(positions), listed
