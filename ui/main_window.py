@@ -47,9 +47,15 @@ from ui.viewer_panel import DocumentViewer
 from ui.work_menu import WorkMenu
 from ui.workers import AskJob, ChatWorker, CompareJob, ExtractJob, IngestProgress, IngestWorker, SummaryUnavailable
 
-FILE_FILTER = (
-    "Documents (*.pdf *.PDF *.png *.jpg *.jpeg *.tif *.tiff *.webp *.bmp *.mp4 *.mov *.avi *.mkv *.webm);;All files (*)"
-)
+# Every kind of file Folio reads (ingest/sniff.py tells them by content; these are their usual names):
+# PDF, Word, plain text and Markdown, e-mail, images, video. Each in both cases: GTK's file dialog
+# matches patterns case-sensitively, and scans and files from Windows often end in .PDF or .JPG.
+_READ_EXTENSIONS = (
+    "pdf", "docx", "txt", "md", "markdown", "eml", "msg",
+    "png", "jpg", "jpeg", "tif", "tiff", "webp", "bmp",
+    "mp4", "mov", "avi", "mkv", "webm",
+)  # fmt: skip
+FILE_FILTER = "Documents (" + " ".join(f"*.{e} *.{e.upper()}" for e in _READ_EXTENSIONS) + ");;All files (*)"
 
 
 class MainWindow(QMainWindow):
