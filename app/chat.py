@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from app.citations.grounding import ground_answer
 from app.context import AppContext
-from app.engine.session import BuildMessages, Documents, Progress, Session, note_saved, progress_of
+from app.engine.documents import BuildMessages, Documents
+from app.engine.progress import Progress
+from app.engine.session import CancelToken, Session
 from app.errors import FolioError
 from app.store.audit import record_question
 from app.store.conversations import Conversations, MessageRow
@@ -15,7 +18,7 @@ from assets import read_text
 from inference.chat_format import Message
 from inference.engine_api import Engine, Sampling
 from inference.errors import EngineError
-from inference.events import Finished, GenerationStats, StateSaved, TokenText
+from inference.events import GenerationStats
 from inference.prompt import PromptDocument, build_messages
 from inference.thinking import ThinkingSplitter
 
@@ -75,9 +78,11 @@ class ChatService:
         self.ctx = ctx
         self.session = session or Session.for_context(ctx)
         self.conversations = Conversations(ctx.db)
+        self._token = CancelToken()  # the question under way's
 
     def cancel(self) -> None:
-        self.session.cancel()
+        """Stop the question under way (from any thread); the answer so far is kept, marked cancelled."""
+        self._token.cancel()
 
     def close(self) -> None:
         self.session.close()
@@ -95,8 +100,20 @@ class ChatService:
         thinking: bool | None = None,
         max_tokens: int | None = None,
         on_event: EventSink | None = None,
+        regenerate: bool = False,
+        cancel: CancelToken | None = None,
     ) -> MessageRow:
+        """Ask a question (a new conversation, or a follow-up in `conversation_id`) and store it with
+        its grounded answer. `regenerate`: ask the conversation's last question again; the old
+        exchange is removed only in the transaction that stores the new, complete answer, so an
+        answer that cannot start or does not finish leaves it where it was."""
         emit = on_event or (lambda _e: None)
+        token = self._token = cancel or CancelToken()
+        replaced: int | None = None
+        if regenerate:
+            if conversation_id is None:
+                raise FolioError("there is no conversation to ask again")
+            replaced, question = self.conversations.last_exchange(conversation_id)
         question = question.strip()
         if not question:
             raise FolioError("the question is empty")
@@ -106,65 +123,77 @@ class ChatService:
         if not document_ids:
             raise FolioError("no document selected")
         think = self.ctx.settings.thinking if thinking is None else thinking
-        history = self._history(conversation_id) if conversation_id is not None else []
+        history = self._history(conversation_id, before=replaced) if conversation_id is not None else []
         answer_tokens = max_tokens or self.ctx.settings.max_answer_tokens
         build = question_messages(history, question)
-        plan = self.session.prepare(
-            self.ctx, document_ids, build, think=think, answer_tokens=answer_tokens, reuse_order=conversation_id is None
-        )
-        if plan.config is None:
-            emit(Progress(f"connected to {plan.label}"))
-        left_out = self.session.images_left_out_line(plan.documents)
-        if left_out:
-            emit(Progress(left_out))
-        exchange = self.begin(
-            plan.documents, question, conversation_id=conversation_id, label=plan.label, sha256=plan.sha256, think=think
-        )
-        emit(
-            ChatStarted(
-                exchange.conversation_id,
-                exchange.user_id,
-                exchange.answer_id,
-                plan.label,
-                plan.demo,
-                tuple(plan.documents.ids),
+        with self.session.turn():  # counting the prompt and answering it: one hold of the engine
+            prepared = self.session.prepare(
+                self.ctx,
+                document_ids,
+                build,
+                think=think,
+                answer_tokens=answer_tokens,
+                reuse_order=conversation_id is None,
             )
-        )
-        answer_id = exchange.answer_id
-        splitter = ThinkingSplitter(in_thinking=plan.starts_in_thinking)
-        sampling = Sampling.recommended(thinking=think, max_tokens=answer_tokens)
-        request = plan.request(sampling=sampling, thinking=think)
-        stats: GenerationStats | None = None
-        try:
-            for event in self.session.generate(plan.config, request):
-                if isinstance(event, TokenText):
-                    for channel, text in splitter.feed(event.text):
-                        emit(AnswerDelta(channel, text))
-                elif isinstance(event, Finished):
-                    stats = event.stats
-                elif isinstance(event, StateSaved):
-                    note_saved(self.ctx, plan, event)
-                else:
-                    progress = progress_of(event, plan.label)
-                    if progress is not None:
-                        emit(progress)
-        except (EngineError, FolioError) as exc:
-            self.conversations.update_message(
-                answer_id, text=splitter.answer_text, thinking=splitter.thinking_text, status="error", error=str(exc)
+            if prepared.config is None:
+                emit(Progress(f"connected to {prepared.label}"))
+            left_out = self.session.images_left_out_line(prepared.documents)
+            if left_out:
+                emit(Progress(left_out))
+            exchange = self.begin(
+                prepared.documents,
+                question,
+                conversation_id=conversation_id,
+                label=prepared.label,
+                sha256=prepared.sha256,
+                think=think,
             )
-            raise
-        except BaseException:
-            self.conversations.update_message(
-                answer_id, text=splitter.answer_text, thinking=splitter.thinking_text, status="cancelled"
+            emit(
+                ChatStarted(
+                    exchange.conversation_id,
+                    exchange.user_id,
+                    exchange.answer_id,
+                    prepared.label,
+                    prepared.demo,
+                    tuple(prepared.documents.ids),
+                )
             )
-            raise
-        for channel, text in splitter.finish():
-            emit(AnswerDelta(channel, text))
-        assert stats is not None
+            splitter = ThinkingSplitter(in_thinking=prepared.starts_in_thinking)
+
+            def heard(text: str) -> None:
+                for channel, piece in splitter.feed(text):
+                    emit(AnswerDelta(channel, piece))
+
+            request = prepared.request(
+                sampling=Sampling.recommended(thinking=think, max_tokens=answer_tokens), thinking=think
+            )
+            try:
+                result = self.session.run(prepared, request, cancel=token, on_progress=emit, on_text=heard)
+            except (EngineError, FolioError) as exc:
+                self._failed(exchange.answer_id, splitter, "error", str(exc))
+                raise
+            except Exception as exc:  # a bug or a database fault is an error with its reason, never "cancelled"
+                self._failed(exchange.answer_id, splitter, "error", f"internal error: {type(exc).__name__}: {exc}")
+                raise
+            except BaseException:  # Ctrl+C in the CLI: a real cancel
+                self._failed(exchange.answer_id, splitter, "cancelled")
+                raise
+        for channel, piece in splitter.finish():
+            emit(AnswerDelta(channel, piece))
         emit(Progress("checking every sentence against the documents"))
-        done = self.finish(answer_id, plan.documents, splitter.answer_text, splitter.thinking_text, stats)
-        emit(AnswerDone(done, stats))
+        old = (replaced, exchange.user_id) if replaced is not None and not result.cancelled else None
+        done = self.finish(
+            exchange.answer_id, prepared.documents, splitter.answer_text, splitter.thinking_text, result.stats, old
+        )
+        emit(AnswerDone(done, result.stats))
         return done
+
+    def _failed(self, answer_id: int, splitter: ThinkingSplitter, status: str, reason: str = "") -> None:
+        """Keep what was written of an answer that stopped, marked with why."""
+        fields: dict[str, Any] = {"text": splitter.answer_text, "thinking": splitter.thinking_text, "status": status}
+        if reason:
+            fields["error"] = reason
+        self.conversations.update_message(answer_id, **fields)
 
     def begin(
         self,
@@ -201,11 +230,26 @@ class ChatService:
         return Exchange(conversation_id, user_id, answer_id)
 
     def finish(
-        self, answer_id: int, documents: Documents, answer: str, thinking: str, stats: GenerationStats
+        self,
+        answer_id: int,
+        documents: Documents,
+        answer: str,
+        thinking: str,
+        stats: GenerationStats,
+        replaces: tuple[int, int] | None = None,
     ) -> MessageRow:
         """Ground the finished answer in the documents and store it with its citations, each claim's
-        verdict and the engine's figures, in one transaction."""
+        verdict and the engine's figures, in one transaction; `replaces` (the old question's id, the new
+        question's id): the exchange this one was asked again for goes in the same transaction."""
         grounded = ground_answer(answer, self.session.sources(self.ctx, documents.rows))
+        with self.ctx.db.atomic():
+            if replaces is not None:
+                conversation_id = self.conversations.message(answer_id).conversation_id
+                self.conversations.drop_exchange(conversation_id, *replaces)
+            self._store_answer(answer_id, grounded, answer, thinking, stats)
+        return self.conversations.message(answer_id)
+
+    def _store_answer(self, answer_id: int, grounded: Any, answer: str, thinking: str, stats: GenerationStats) -> None:
         self.conversations.update_message(
             answer_id,
             claims=[v.to_dict() for v in grounded.claims],
@@ -222,11 +266,13 @@ class ChatService:
             draft_note=stats.draft_note,
             status="cancelled" if stats.stop_reason == "cancelled" else "complete",
         )
-        return self.conversations.message(answer_id)
 
-    def _history(self, conversation_id: int) -> list[Message]:
+    def _history(self, conversation_id: int, *, before: int | None = None) -> list[Message]:
+        """The conversation's turns so far (up to the message `before`, a question asked again)."""
         history: list[Message] = []
         for m in self.conversations.messages(conversation_id):
+            if before is not None and m.id == before:
+                break
             if m.role == "user":
                 history.append(Message("user", m.text))
             elif m.role == "assistant" and m.status == "complete" and m.text:

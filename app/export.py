@@ -40,7 +40,7 @@ MAX_NAME_CHARS = 120
 _WINDOWS_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
 # Column suffixes of the wide CSV: one group of columns per field. The model's answer and its
 # evidence come first; a reviewer's decision and value stand beside them, never in their place.
-CSV_PARTS = ("", " | check", " | quote", " | where", " | flags", " | review", " | reviewed value")
+CSV_PARTS = ("", " | check", " | confidence", " | quote", " | where", " | flags", " | review", " | reviewed value")
 # What makes a spreadsheet read a cell as a formula (OWASP, CSV injection): '=HYPERLINK(...)' in a
 # contract or in a model's answer must not run when the table is opened.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -147,7 +147,12 @@ def table_json(table: ExtractionTable) -> bytes:
             {"id": d.id, "title": d.title, "sha256": d.sha256, "source_path": d.source_path} for d in table.documents
         ],
         "cells": [
-            cell.to_dict() | {"status": cell_status(cell), "review": _review_dict(table.review(d.id, f.key))}
+            cell.to_dict()
+            | {
+                "status": cell_status(cell),
+                "confidence_word": cell.sureness,
+                "review": _review_dict(table.review(d.id, f.key)),
+            }
             for d in table.documents
             for f in table.fields
             if (cell := table.cell(d.id, f.key)) is not None
@@ -170,12 +175,20 @@ def csv_text(text: str) -> str:
     return "'" + text if looks_like_formula(text) else text
 
 
+def confidence_text(cell: Cell | None) -> str:
+    """'check (0.64)': the decision's confidence in a word and its number; '' when it was not scored."""
+    if cell is None or cell.confidence is None:
+        return ""
+    return f"{cell.sureness} ({cell.confidence:.2f})"
+
+
 def _cell_columns(cell: Cell | None, review: Review | None) -> list[str]:
     if cell is None:
-        return ["", "pending", "", "", "", *review_columns(review, cell)]
+        return ["", "pending", "", "", "", "", *review_columns(review, cell)]
     return [
         cell.display,
         cell_status(cell),
+        confidence_text(cell),
         cell.quote,
         cell.anchor_text,
         ";".join(cell.flags),
@@ -214,6 +227,8 @@ def _xlsx_note(cell: Cell, review: Review | None) -> str:
     else:
         note = f'"{cell.quote}" {cell.anchor_text}\n{cell_status(cell)}'
         note += f" ({', '.join(cell.flags)})" if cell.flags else ""
+    if cell.confidence is not None:
+        note += f"\nconfidence: {confidence_text(cell)}"
     if review is not None:
         note += f"\nreview: {review.decision} by {review.reviewer} {review.at}"
         if review.decision == "corrected":
@@ -226,7 +241,7 @@ def table_xlsx(table: ExtractionTable) -> bytes:
     from openpyxl.comments import Comment
     from openpyxl.styles import Alignment, Font, PatternFill
 
-    from app.extraction.cells import ADDED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
+    from app.extraction.cells import ADDED, PARTLY, SUPPORTED, UNSUPPORTED, WRONG_PAGE
 
     fills = {
         "bad": PatternFill("solid", fgColor="F8D7DA"),
@@ -265,15 +280,15 @@ def table_xlsx(table: ExtractionTable) -> bytes:
                 target.fill = fills["bad"] if cell.flags else fills["missing"]
             elif cell.verdict == UNSUPPORTED:
                 target.fill = fills["bad"]
-            elif cell.verdict in (SUPPORTED, WRONG_PAGE, ADDED):
+            elif cell.verdict in (SUPPORTED, WRONG_PAGE, ADDED, PARTLY):
                 target.fill = fills["elsewhere"]
     for sheet in (ws, reviewed):
         sheet.freeze_panes = "C2"
         sheet.column_dimensions["A"].width = 32
     ev = wb.create_sheet("Evidence")
     heads = ["Document", "Document sha256", "Field key", "Field", "Found", "Value", "Check", "Quote", "Where",
-             "Page", "Label", "Time (s)", "Passage", "Score", "Flags", "Review", "Reviewed value", "Reviewer",
-             "Reviewed at"]  # fmt: skip
+             "Page", "Label", "Time (s)", "Passage", "Quote score", "Flags", "Review", "Reviewed value", "Reviewer",
+             "Reviewed at", "Confidence", "Confidence (number)", "P(yes)", "Line", "Decided by"]  # fmt: skip
     for col, head in enumerate(heads, start=1):
         _text_cell(ev, 1, col, head).font = bold
     row = 2
@@ -286,7 +301,8 @@ def table_xlsx(table: ExtractionTable) -> bytes:
             values = [d.title, d.sha256, f.key, f.name, cell.found, cell.display, cell_status(cell), cell.quote,
                       cell.anchor_text, cell.page, cell.label, cell.t_seconds, cell.passage, cell.quote_score,
                       ";".join(cell.flags), *review_columns(review, cell),
-                      review.reviewer if review else "", review.at if review else ""]  # fmt: skip
+                      review.reviewer if review else "", review.at if review else "", cell.sureness,
+                      cell.confidence, cell.score, cell.threshold, cell.decided_by]  # fmt: skip
             for col, value in enumerate(values, start=1):
                 _text_cell(ev, row, col, value)
             row += 1
@@ -449,6 +465,7 @@ def html_pdf(html: str, css: str = "") -> bytes:
 # need the old place kept too).
 REDLINE_AUTHOR = "Folio compare"
 REDLINE_FORMATS = ("md", "pdf", "docx")
+AUDIT_FORMATS = ("jsonl", "csv")
 _REDLINE_CSS = "s { color: #b00000; } strong { color: #006000; }"
 _NOT_IN_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")  # characters an XML document cannot hold
 
@@ -620,6 +637,47 @@ class Exporter:
                 "documents": [sha for _t, sha, _p in data.documents],
                 "model_sha256": models[-1][1] if models else None,
             },
+        )
+
+    def redline(
+        self,
+        redline: Redline,
+        path: Path,
+        *,
+        fmt: str | None = None,
+        written: Summary | None = None,
+        overwrite: bool = False,
+    ) -> ExportResult:
+        """A comparison's redline (with the model's summary when there is one) as Markdown, PDF or a
+        Word file with tracked changes."""
+        chosen = format_of(path, REDLINE_FORMATS, fmt)
+        versions = [redline.old, redline.new]
+        return self._finish(
+            path,
+            chosen,
+            redline_bytes(chosen, redline, written),
+            overwrite,
+            {
+                "what": "redline",
+                "versions": [f"{v.reference} {v.title}" for v in versions],
+                "changes": len(redline.changes),
+                "documents": [],
+                "model_sha256": None,
+                "summary_by": written.model_label if written is not None else None,
+            },
+        )
+
+    def audit_log(self, path: Path, *, fmt: str | None = None, overwrite: bool = False) -> ExportResult:
+        """The audit log as JSON Lines or CSV; the export itself is its last entry but one (the entry
+        recording it comes after the bytes written)."""
+        chosen = format_of(path, AUDIT_FORMATS, fmt)
+        data = self.ctx.audit.export(chosen)
+        return self._finish(
+            path,
+            chosen,
+            data,
+            overwrite,
+            {"what": "audit log", "entries": len(self.ctx.audit.entries()), "documents": [], "model_sha256": None},
         )
 
     def default_name(self, *, run_id: int | None = None, conversation_id: int | None = None, fmt: str) -> str:

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 
 from app.caches import NOTE_EVERY_S, Readings, ReadState
 from app.chat import question_messages
-from app.engine.session import Progress, Session, note_saved, progress_of
+from app.engine.progress import Progress
+from app.engine.session import CancelToken, Session
 from app.errors import USER_ERRORS, FolioError, one_line
 from inference.engine_api import Sampling
-from inference.events import Finished, GenerationStats, PrefixReused, StateSaved
+from inference.events import GenerationStats
 
 if TYPE_CHECKING:
     from app.context import AppContext
@@ -34,10 +35,11 @@ def read_document(
     on_progress: Callable[[Progress], None],
     *,
     background: bool = False,
+    cancel: CancelToken | None = None,
 ) -> GenerationStats:
     """Read one document into the active local model, as a first question about it would, and keep
-    it on disk. A cancel (session.cancel) stops between chunks and keeps a checkpoint of what was read;
-    in the background, so does any other request for the engine (stop_reason 'cancelled')."""
+    it on disk. A stop (`cancel`) ends it between chunks and keeps a checkpoint of what was read; in
+    the background, so does any other request for the engine (stop_reason 'cancelled')."""
     if session.served_label() is not None:
         raise FolioError("reading ahead is for a local model; a model server keeps its own cache")
     if not ctx.settings.state_cache_gb:
@@ -45,45 +47,39 @@ def read_document(
     doc = ctx.library.get(document_id)
     settings = ctx.settings
     # The question's words come after the documents: they do not change what is read and kept.
-    plan = session.prepare(
+    prepared = session.prepare(
         ctx,
         [document_id],
         question_messages([], "?"),
         think=settings.thinking,
         answer_tokens=settings.max_answer_tokens,
     )
-    assert plan.sha256 is not None
+    assert prepared.sha256 is not None
     readings = Readings(ctx.paths)
-    model_sha = plan.sha256
+    model_sha = prepared.sha256
     readings.note(model_sha, doc.sha256, pid=os.getpid(), done=0, eta_s=0.0)
     # In the background, at most read_ahead_threads (0: as many as a question): the user keeps cores.
     threads = settings.read_ahead_threads if background else 0
-    request = plan.request(sampling=Sampling(max_tokens=1), read_only=True, n_threads=threads)
-    stats: GenerationStats | None = None
+    request = prepared.request(sampling=Sampling(max_tokens=1), read_only=True, n_threads=threads)
     last_note = 0.0
     reused = 0  # tokens restored from a checkpoint: part of what is read
+
+    def heard(progress: Progress) -> None:
+        nonlocal last_note, reused
+        if progress.reused:
+            reused = progress.reused
+        if progress.reading:
+            # Counted over the whole document: what an earlier read kept is read too.
+            progress = replace(progress, done=reused + progress.done, total=reused + progress.total)
+            if time.monotonic() - last_note >= NOTE_EVERY_S:
+                last_note = time.monotonic()
+                readings.note(model_sha, doc.sha256, done=progress.done, total=progress.total, eta_s=progress.eta_s)
+        on_progress(progress)
+
     try:
-        for event in session.generate(plan.config, request, background=background):
-            if isinstance(event, StateSaved):
-                note_saved(ctx, plan, event)
-                continue
-            if isinstance(event, Finished):
-                stats = event.stats
-                continue
-            if isinstance(event, PrefixReused):
-                reused = event.tokens
-            progress = progress_of(event, plan.label)
-            if progress is not None and progress.reading:
-                # Counted over the whole document: what an earlier read kept is read too.
-                progress = replace(progress, done=reused + progress.done, total=reused + progress.total)
-                if time.monotonic() - last_note >= NOTE_EVERY_S:
-                    last_note = time.monotonic()
-                    readings.note(model_sha, doc.sha256, done=progress.done, total=progress.total, eta_s=progress.eta_s)
-            if progress is not None:
-                on_progress(progress)
+        stats = session.run(prepared, request, cancel=cancel, on_progress=heard, background=background).stats
     finally:
         readings.note(model_sha, doc.sha256, pid=0)
-    assert stats is not None
     return stats
 
 

@@ -44,7 +44,8 @@ def main() -> int:
     from app.compare.redline import compare
     from app.compare.summary import summarise
     from app.compare.versions import version_from_library
-    from app.engine.session import Progress, Session
+    from app.engine.progress import Progress
+    from app.engine.session import Session
     from ingest import load
 
     folder = Path(tempfile.mkdtemp(prefix="folio-bench-compare-summary-"))

@@ -7,13 +7,23 @@ Every table reports the two side by side, the check set first; each folder is re
 its own (the word search's ranking depends on what the library holds). The built-in contract_review
 template (the 41 CUAD categories: 8 short answers, 33 yes/no clauses):
 
-- evidence first: Folio's extraction (ExtractionService), evidence before value, word-search hints;
-  a yes/no clause picked from the passages the word search offers;
+- scored: Folio's extraction (ExtractionService) as the app runs it: each field's decision (a clause
+  present, a value stated) from the model's own P(yes) after the whole document, judged against the
+  line chosen on the tuning contracts (benchmarks/calibrate.py, assets/calibration/); a clause's
+  passage chosen by its scored number among those the word search offers; a value asked plainly,
+  then as a form with its evidence first;
+- generated (--generated): the same, but the model's generated answers decide (the path taken where
+  a model server returns no probabilities, and the decisions of the design before issue 29);
+- rules (--rules): the scored design with each rule the app may apply after the model switched on
+  alone (a value no page holds is not stated; named_by words; evidence moved to the naming
+  sentence), from the same cached answers, to measure what each is worth;
 - chat: the same short-answer questions asked in Folio's chat (ChatService.ask), a new conversation
   each, on the same document prefix; six of them in benchmarks/bench_grounding.py's words, so its
-  cached answers (same model, instructions and document) are reused;
-- with --baseline, the design before issue 19 too (one field per request, {"value", "quote", "page"}
-  or null; its prompt is kept in benchmarks/prompts/extract_null_first.md and replayed here).
+  cached answers (same model, instructions and document) are reused.
+
+--calibrate (tuning sets only, never check): scores every field of every contract (nothing is asked
+beyond the decisions), chooses the lines (benchmarks/calibrate.py) and writes the model's calibration
+file to assets/calibration/.
 
 Measured: per short-answer field, how many contracts are answered correctly (rules in
 benchmarks/cuad_compare.py); for the yes/no clauses, precision and recall of "present" over the
@@ -32,8 +42,8 @@ answer format and the sampling), so re-grading (parsing, grounding, comparing) n
 Run: .venv/bin/python benchmarks/bench_extraction_quality.py (make eval): every set. --set pdf,tune,check (or a
 folder laid out like them) picks the contracts. While collecting: --fields short|yes_no,
 --clauses KEY,KEY (yes/no clauses to ask), --short KEY,KEY (short answers to ask), --only / --skip A,B (parts of
-contract file names), --no-chat, --baseline (today's design too), --cached-only (grade what the cache holds, never
-ask), --fresh (ask everything anew), --no-write / --write (RESULTS.md).
+contract file names), --no-chat, --generated, --rules, --cached-only (grade what the cache holds, never ask),
+--fresh (ask everything anew), --no-write / --write (RESULTS.md).
 """
 
 from __future__ import annotations
@@ -68,14 +78,13 @@ from benchmarks.eval_model import eval_label, open_eval_app  # noqa: E402
 from benchmarks.results import threads, write_section  # noqa: E402
 from inference.engine_api import EngineConfig, GenerateRequest  # noqa: E402
 from inference.engine_process import EngineProcess  # noqa: E402
-from inference.events import EngineEvent, Finished, GenerationStats, TokenText  # noqa: E402
+from inference.events import EngineEvent, Finished, GenerationStats, Scored, TokenText  # noqa: E402
 
 HEADING = "## Extraction quality against CUAD's labels (issues 19, 29)"
 CORPUS = REPO.parent / "shared" / "corpus"
 # The folders, and the role each plays: contracts_pdf counts as tuning data (../shared/corpus/README.md).
 SETS = {"pdf": "contracts_pdf", "tune": "contracts_tune", "check": "contracts_check"}
 ROLES = ("check", "tune")  # the order of every table's columns: out of sample first
-BASELINE_PROMPT = REPO / "benchmarks" / "prompts" / "extract_null_first.md"
 # The chat's questions: bench_grounding's wording where it asks the same thing (the same model, system
 # prompt and document, so its cached answers are this benchmark's too), and two more of our own.
 SHORT = {
@@ -93,7 +102,10 @@ SHORT = {
 }
 CHAT_TOKENS = MAX_ANSWER_TOKENS
 NOT_ASKED = "not asked"  # --cached-only: a chat question no cache holds
-DESIGNS = ("today (null first)", "evidence first")
+SCORED, GENERATED = "scored", "generated"
+DESIGNS = (SCORED, GENERATED)
+# The scored design with each rule alone (app/extraction/runner.py), graded from the same answers.
+RULE_VARIANTS = ("no rules", "held", "named", "naming_evidence")
 DEBERTA = (0.44, 0.80)  # CUAD's published DeBERTa-xlarge: precision at 80% recall
 
 
@@ -181,6 +193,8 @@ class RecordingEngine(EngineProcess):
         for part in request.parts:
             digest.update(json.dumps([part.text, part.special, part.image]).encode())
         answer = [request.json_schema, request.thinking, list(vars(request.sampling).values())]
+        if request.choices:  # a scored request (an older cache entry never has any)
+            answer.append([list(c) for c in request.choices])
         digest.update(json.dumps(answer).encode())
         return digest.hexdigest()[:40]
 
@@ -189,21 +203,29 @@ class RecordingEngine(EngineProcess):
         if entry.exists() and not self.fresh:
             saved = json.loads(entry.read_text(encoding="utf-8"))
             self.log.append((request.prefix_tags, Asked(saved["seconds"], True)))
-            yield TokenText(saved["text"])
+            if "scored" in saved:
+                yield Scored(tuple(saved["scored"]), saved.get("source", "logits"))
+            else:
+                yield TokenText(saved["text"])
             yield Finished(GenerationStats(**saved["stats"]))
             return
         if self.cached_only:
             raise NotCached(entry.name)
         started = time.monotonic()
         pieces: list[str] = []
+        scored: Scored | None = None
         for event in super().generate(config, request):
             if isinstance(event, TokenText):
                 pieces.append(event.text)
+            if isinstance(event, Scored):
+                scored = event
             if isinstance(event, Finished):
                 seconds = time.monotonic() - started
                 if event.stats.stop_reason != "cancelled":
-                    saved = {"text": "".join(pieces), "stats": vars(event.stats), "seconds": seconds}
-                    entry.write_text(json.dumps(saved), encoding="utf-8")
+                    kept: dict[str, Any] = {"text": "".join(pieces), "stats": vars(event.stats), "seconds": seconds}
+                    if scored is not None:
+                        kept |= {"scored": list(scored.logprobs), "source": scored.source}
+                    entry.write_text(json.dumps(kept), encoding="utf-8")
                 self.log.append((request.prefix_tags, Asked(seconds, False)))
             yield event
 
@@ -233,115 +255,55 @@ class DocResult:
     page_texts: list[str] = field(default_factory=list)  # the stored text of each page, for grading
 
 
-def baseline_cells(ctx: Any, service: Any, doc_id: int, template: Any) -> dict[str, dict[str, Any]]:
-    """Today's design, replayed: one field per request, null or {"value", "quote", "page"}."""
-    from app.engine.session import prompt_documents
-    from app.errors import FolioError
-    from app.extraction.cells import ground_cell
-    from app.extraction.schema import max_output_bytes
-    from assets import read_text
-    from inference.chat_format import template_for
-    from inference.engine_api import Sampling
-    from inference.prompt import build_messages, render_prompt
-
-    record = ctx.models.active(ctx.settings)
-    chat_template = template_for(record.architecture, record.facts.chat_template)
-    sources = service.session.sources(ctx, [ctx.library.get(doc_id)])
-    threshold = ctx.settings.extraction.quote_threshold
-    found_cell = {
-        "type": "object",
-        "properties": {
-            "value": {"type": "string", "minLength": 1, "maxLength": ctx.settings.extraction.value_chars},
-            "quote": {"type": "string", "maxLength": ctx.settings.extraction.quote_chars},
-            "page": {"type": "string", "maxLength": 16},
-        },
-        "required": ["value", "quote", "page"],
-        "additionalProperties": False,
-    }
-    documents = prompt_documents(ctx, [doc_id])
-    sha = ctx.library.get(doc_id).sha256
-    out: dict[str, dict[str, Any]] = {}
-    for f in template.fields:
-        schema = {
-            "type": "object",
-            "properties": {f.key: {"anyOf": [{"type": "null"}, found_cell]}},
-            "required": [f.key],
-            "additionalProperties": False,
-        }
-        block = f'- "{f.key}": {f.name} - {f.description}'  # the field line as it was written then
-        user = BASELINE_PROMPT.read_text(encoding="utf-8").strip().replace("{fields}", block)
-        messages = build_messages(read_text("prompts", "answer.md"), documents, [], user)
-        rendered = render_prompt(chat_template, messages, enable_thinking=False)
-        sampling = Sampling(0.0, 1.0, 1, 0.0, 0.0, max_output_bytes(schema) + 2)
-        try:
-            count = service.session.count_tokens(record, rendered)
-            config = service.session.engine_config(record, count, sampling.max_tokens)
-        except FolioError as exc:
-            out[f.key] = {"found": False, "value": "", "note": str(exc), "verdict": ""}
-            continue
-        request = GenerateRequest(
-            rendered.parts, sampling, rendered.prefix_parts, json_schema=json.dumps(schema), prefix_tags=(sha,)
-        )
-        text = "".join(e.text for e in service.session.generate(config, request) if isinstance(e, TokenText))
-        try:
-            raw = json.loads(text, strict=False)[f.key]
-        except (json.JSONDecodeError, KeyError, TypeError):
-            raw = None
-        if raw is None:
-            out[f.key] = {"found": False, "value": "", "verdict": ""}
-            continue
-        claim = raw["quote"] if f.yes_no else raw["value"]
-        g = ground_cell(sources, claim, raw["quote"], raw["page"], threshold, f.name).grounding
-        out[f.key] = {"found": True, "value": raw["value"], "quote": raw["quote"], "verdict": g.verdict, "page": g.page}
-    return out
-
-
-def run_document(ctx: Any, engine: RecordingEngine, contract: Contract, template: Any, parts: set[str]) -> DocResult:
+def run_document(
+    ctx: Any, engine: RecordingEngine, contract: Contract, template: Any, parts: set[str], calibration: Any = None
+) -> DocResult:
+    from app.engine.progress import Progress
     from app.engine.session import Session
-    from app.extraction.runner import ExtractionService
+    from app.extraction.runner import ALL_RULES, RULES, ExtractionService
 
     doc = ctx.library.add(contract.path).document
     result = DocResult(contract, doc.id, doc.title, doc.page_count, doc.token_estimate)
     result.page_texts = [ctx.library.page_text(doc.id, n) for n in range(1, doc.page_count + 1)]
-    service = ExtractionService(ctx, Session.for_context(ctx, engine))
-
-    def timed(name: str, job: Any) -> Any:
-        before = len(engine.log)
-        value = job()
-        result.seconds[name] = sum(a.seconds for _tags, a in engine.log[before:])
-        return value
-
     print(f"... {doc.title}: {doc.page_count} pages, ~{doc.token_estimate:,} tokens", file=sys.stderr, flush=True)
-    # A document over the model's context (GOOSEHEAD: 115 pages, ~75K tokens for 32K) goes through the
-    # app's own path, as a user's would: the extraction reads the pages a word search ranks highest for
-    # the template's fields and flags its cells (partial_document); the chat gives its own answer below.
-    run_id = service.start_run(template, [doc.id], resume=False)
     notes: list[str] = []
 
-    def extract() -> None:
-        from app.engine.session import Progress
+    def heard(event: Any) -> None:
+        if isinstance(event, Progress) and "chosen by word search" in event.text:
+            notes.append(event.text.removeprefix(f"{doc.title}: "))
 
-        def heard(event: Any) -> None:
-            if isinstance(event, Progress) and "chosen by word search" in event.text:
-                notes.append(event.text.removeprefix(f"{doc.title}: "))
-
+    def extract(name: str, *, scoring: bool, rules: frozenset[str]) -> None:
+        # A document over the model's context (GOOSEHEAD: 115 pages, ~75K tokens for 32K) goes through
+        # the app's own path, as a user's would: the extraction reads the pages a word search ranks
+        # highest for the template's fields and flags its cells (partial_document).
+        service = ExtractionService(
+            ctx, Session.for_context(ctx, engine), scoring=scoring, rules=rules, calibration=calibration
+        )
+        run_id = service.start_run(template, [doc.id], resume=False)
+        before = len(engine.log)
         service.run(run_id, [doc.id], heard)
+        result.seconds[name] = sum(a.seconds for _tags, a in engine.log[before:])
+        table = service.table(run_id)
+        result.cells[name] = {}
+        for f in template.fields:
+            cell = table.cell(doc.id, f.key)
+            assert cell is not None
+            result.cells[name][f.key] = cell.to_dict()
+            if "partial_document" in cell.flags:
+                result.read_as = _pages_read(notes[0]) if notes else "pages chosen by word search"
 
-    timed("evidence first", extract)
-    table = service.table(run_id)
-    result.cells["evidence first"] = {}
-    for f in template.fields:
-        cell = table.cell(doc.id, f.key)
-        assert cell is not None
-        result.cells["evidence first"][f.key] = cell.to_dict()
-        if "partial_document" in cell.flags:
-            result.read_as = _pages_read(notes[0]) if notes else "pages chosen by word search"
-    _show(contract, result.cells["evidence first"])
-    if DESIGNS[0] in parts:
-        result.cells[DESIGNS[0]] = timed(DESIGNS[0], lambda: baseline_cells(ctx, service, doc.id, template))
+    extract(SCORED, scoring=True, rules=RULES)
+    _show(contract, result.cells[SCORED])
+    if GENERATED in parts:
+        extract(GENERATED, scoring=False, rules=RULES)
+    if "rules" in parts:  # the same answers, ruled otherwise: no model call beyond the scored run's
+        for variant in RULE_VARIANTS:
+            chosen = frozenset() if variant == "no rules" else frozenset({variant})
+            assert chosen <= set(ALL_RULES)
+            extract(f"{SCORED}: {variant}", scoring=True, rules=chosen)
     if "chat" not in parts:
         return result
-    asked = [c for c, (k, _q) in SHORT.items() if k in result.cells["evidence first"]]
+    asked = [c for c, (k, _q) in SHORT.items() if k in result.cells[SCORED]]
     result.chat, result.seconds["chat"] = chat_answers(ctx, engine, doc, asked, cached_only="--cached-only" in parts)
     return result
 
@@ -449,7 +411,7 @@ def _set_names(results: list[DocResult]) -> str:
 def score(
     results: list[DocResult], template: Any, parts: set[str], left_out: list[str], threads_used: int
 ) -> list[str]:
-    designs = [d for d in DESIGNS if d in parts]
+    designs = [SCORED, *([GENERATED] if GENERATED in parts else [])]
     yes_no = [f for f in template.fields if f.yes_no]
     roles = by_role(results)
     described = "; ".join(f"{role}: {_set_names(rs)}" for role, rs in roles.items())
@@ -475,12 +437,13 @@ def score(
     if yes_no:
         lines += presence_table(roles, designs, yes_no, figures)
     lines += grounding_table(roles, designs, template, figures)
+    lines += rules_table(roles, template)
     lines += time_table(results, designs, "chat" in parts, len(template.fields))
     return lines + goal_lines(figures, list(roles), len(yes_no))
 
 
 def goal_lines(figures: Figures, roles: list[str], clauses: int = 33) -> list[str]:
-    """The goals, each judged on this run's figures (evidence first) per role, check first, with the
+    """The goals, each judged on this run's figures (scored) per role, check first, with the
     gap between the tuning and the check set."""
 
     def rate(name: str, role: str) -> float | None:
@@ -497,7 +460,7 @@ def goal_lines(figures: Figures, roles: list[str], clauses: int = 33) -> list[st
             said.append(f"gap {100 * (values[1] - values[0]):+.0f} points")  # type: ignore[operator]
         return ", ".join(said)
 
-    lines = ["", "### Goals (evidence first; judged on the check set)", ""]
+    lines = ["", "### Goals (scored, as the app decides; judged on the check set)", ""]
     pct = lambda v: f"{v:.0%}"  # noqa: E731
     short, chat = rate("short", "check"), rate("chat", "check")
     if any(rate("short", r) is not None for r in roles):
@@ -577,7 +540,7 @@ def short_table(roles: dict[str, list[DocResult]], designs: list[str], chat_on: 
         complete = column != "chat" or len(chat_pairs) == len(pairs)
         totals.append(share(column, pairs) if complete else "-")
         on_chat.append(share(column, chat_pairs))
-        if column == "evidence first":
+        if column == SCORED:
             figures["short", role] = (sum(right[column, f, c] for f, c in pairs), len(pairs))
             if chat_pairs:
                 figures["short vs chat", role] = (sum(right[column, f, c] for f, c in chat_pairs), len(chat_pairs))
@@ -647,13 +610,13 @@ def presence_table(
                         tp += truth and said
                         fp += said and not truth
                         fn += truth and not said
-                        if design == "evidence first" and not grounded_only:
+                        if design == SCORED and not grounded_only:
                             counts = {"yes": int(truth), "said": int(said), "right": int(truth and said)}
                             per_category[f.name, role].update(counts)
                 precision = tp / (tp + fp) if tp + fp else 0.0
                 recall = tp / (tp + fn) if tp + fn else 0.0
                 area = "" if grounded_only else f"{average_precision(scored):.2f}"
-                if design == "evidence first" and not grounded_only:
+                if design == SCORED and not grounded_only:
                     figures["precision", role], figures["recall", role] = (tp, tp + fp), (tp, tp + fn)
                     figures["pr area", role] = (round(1000 * average_precision(scored)), 1000)
                 name = f"{design}, grounded" if grounded_only else design
@@ -665,7 +628,7 @@ def presence_table(
         f"| CUAD's DeBERTa-xlarge (published; fine-tuned, clause spans) | CUAD's test set | | | | {published} |"
     )
     if per_category:
-        lines += ["", "Per category (evidence first): CUAD Yes / said present / right, check; tune.", ""]
+        lines += ["", "Per category (scored): CUAD Yes / said present / right, check; tune.", ""]
         per = []
         for f in yes_no:
             sides = [per_category[f.name, role] for role in roles]
@@ -714,7 +677,7 @@ def grounding_table(
                     if clauses:
                         marked += 1
                         wrong += not holds
-            if design == "evidence first":
+            if design == SCORED:
                 figures["no evidence there", role] = (lacking, checked)
             counts = " | ".join(str(verdicts[v]) for v in VERDICTS)
             lines.append(
@@ -754,6 +717,125 @@ def _median(values: list[float]) -> float:
     return (ordered[n // 2] + ordered[(n - 1) // 2]) / 2 if n else 0.0
 
 
+def calibrate(sets: list[str], args: argparse.Namespace) -> int:
+    """Score every field of the tuning contracts (no value asked: every decision is 'not there'), choose
+    the lines (benchmarks/calibrate.py) and write the model's calibration file."""
+    from app.extraction.decide import Calibration, FieldCalibration, calibration_path
+    from assets import asset_path
+    from benchmarks.calibrate import YES_NO_RECALL, Point, choose
+
+    if "check" in sets or any(set_folder(n).resolve() == set_folder("check").resolve() for n in sets):
+        print("bench_extraction_quality: --calibrate never looks at the check set; choose on pdf,tune", file=sys.stderr)
+        return 2
+    nothing = Calibration(default=FieldCalibration(threshold=2.0))  # no score reaches it: decisions only
+    points: list[Point] = []
+    model_sha = ""
+    for name in sets:
+        results, _left, template, model_sha = run_set(name, args, {SCORED}, nothing)
+        for r in results:
+            for f in template.fields:
+                cell = r.cells[SCORED][f.key]
+                if cell.get("score") is None:
+                    continue
+                truth = r.contract.answers[f.name] == "Yes" if f.yes_no else _stated(r.contract, f.name)
+                points.append(Point(r.contract.filename, f.key, f.yes_no, float(cell["score"]), truth))
+    fields: dict[str, FieldCalibration] = {}
+    lines = [
+        "### How the lines were chosen (benchmarks/calibrate.py, --calibrate)",
+        "",
+        f"On {', '.join(SETS.get(n, n) for n in sets)} only ({len({p.contract for p in points})} contracts), never "
+        "the check set: per kind of field, a logistic map from the model's P(yes) to the probability that the "
+        "field is there, with a shared slope and a penalised offset per field; the cut chosen on leave-one-"
+        f"contract-out probabilities (yes/no clauses: the highest cut with recall >= {YES_NO_RECALL:.0%}; short "
+        "answers' 'is it stated': the most right decisions). Cross-validated figures on the tuning contracts:",
+        "",
+        "| kind | fields x contracts | there (CUAD) | cut | CV precision | CV recall | CV right decisions |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for yes_no in (True, False):
+        mine = [p for p in points if p.yes_no == yes_no]
+        if not mine:
+            continue
+        chosen = choose(mine, yes_no)
+        for key in sorted({p.key for p in mine}):
+            fields[key] = FieldCalibration(
+                round(chosen.threshold(key), 6),
+                round(chosen.fit.slope, 6),
+                round(chosen.fit.intercept + chosen.fit.offsets.get(key, 0.0), 6),
+            )
+        kind = "yes/no clauses" if yes_no else "short answers (stated?)"
+        lines.append(
+            f"| {kind} | {len(mine)} | {sum(p.truth for p in mine)} | {chosen.cut:.3f} | {chosen.cv_precision:.0%} "
+            f"| {chosen.cv_recall:.0%} | {chosen.cv_accuracy:.0%} |"
+        )
+    calibration = Calibration(
+        model_sha, eval_label(), f"{' + '.join(SETS.get(n, n) for n in sets)}, {time.strftime('%Y-%m-%d')}", fields
+    )
+    path = calibration_path(asset_path("calibration"), model_sha)
+    path.write_text(calibration.to_json(), encoding="utf-8")
+    lines += ["", f"Written to assets/calibration/{path.name} ({len(fields)} fields)."]
+    print("\n".join(lines))
+    if not args.no_write:
+        from benchmarks.results import write_subsection
+
+        write_subsection(HEADING, lines[0], lines)
+    return 0
+
+
+def _stated(contract: Contract, category: str) -> bool:
+    """CUAD gives this short answer (an unfilled form's blank is no answer) or marks its clause."""
+    answer = contract.answers.get(category, "")
+    return bool(answer and answer != "[]/[]/[]") or bool(contract.clauses.get(category))
+
+
+def rules_table(roles: dict[str, list[DocResult]], template: Any) -> list[str]:
+    """What each rule the app may apply after the model is worth: the scored design with none, and
+    with each alone, from the same answers."""
+    variants = [f"{SCORED}: {v}" for v in RULE_VARIANTS]
+    if not all(v in r.cells for v in variants for rs in roles.values() for r in rs):
+        return []
+    lines = [
+        "",
+        "### What each rule is worth (the scored design's answers, ruled otherwise)",
+        "",
+        "held: a short answer no page holds is not stated; named: a value or clause without the field's named_by "
+        "words is not there (a word list's veto); naming_evidence: a value quoted from elsewhere opens on the "
+        "sentence that names it. Each alone, against no rule at all; the app applies what helped on the "
+        "tuning contracts.",
+        "",
+        "| rules | set | short answers right | yes/no precision | yes/no recall "
+        "| quoted/supported without CUAD's evidence |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
+    ]
+    yes_no = [f for f in template.fields if f.yes_no]
+    short = [(c, k) for c, (k, _q) in SHORT.items() if any(f.key == k for f in template.fields)]
+    for variant in variants:
+        for role, results in roles.items():
+            right = sum(
+                short_correct(r.contract, c, r.cells[variant][k]["found"], r.cells[variant][k]["value"])
+                for r in results
+                for c, k in short
+            )
+            tp = fp = fn = 0
+            for r in results:
+                for f in yes_no:
+                    truth, said = r.contract.answers[f.name] == "Yes", bool(r.cells[variant][f.key]["found"])
+                    tp, fp, fn = tp + (truth and said), fp + (said and not truth), fn + (truth and not said)
+            checked = lacking = 0
+            for r in results:
+                for f in template.fields:
+                    cell = r.cells[variant][f.key]
+                    if cell["found"] and cell["verdict"] in ("quoted", "supported"):
+                        checked += 1
+                        lacking += not page_has_evidence(r, cell.get("page"), r.contract.clauses.get(f.name, []))
+            total = len(results) * len(short)
+            lines.append(
+                f"| {variant.removeprefix(SCORED + ': ')} | {role} | {_share(right, total)} | {_share(tp, tp + fp)} | "
+                f"{_share(tp, tp + fn)} | {_share(lacking, checked)} |"
+            )
+    return lines
+
+
 def setup_home(fresh: bool, set_name: str, threads: int = 1, prefix: str = "home") -> tuple[Any, str]:
     """A FOLIO_HOME for one set of contracts, with the eval model registered and active and document
     snapshots kept on disk: a new one for a fresh run (every document is read, and timed, from
@@ -764,7 +846,9 @@ def setup_home(fresh: bool, set_name: str, threads: int = 1, prefix: str = "home
     )
     home = Path(tempfile.mkdtemp(prefix="folio-bench-extraction-")) if fresh else cache_dir() / f"{prefix}-{name}"
     return open_eval_app(
-        home, f"max_answer_tokens = {CHAT_TOKENS}\nthinking = false\nstate_cache_gb = 8\nthreads = {threads}\n"
+        home,
+        f"max_answer_tokens = {CHAT_TOKENS}\nthinking = false\nstate_cache_gb = 8\nthreads = {threads}\n",
+        states=None if fresh else cache_dir().parent / f"bench-states-{name}",
     )
 
 
@@ -781,7 +865,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--clauses", default="", help="comma-separated yes/no clause keys to ask")
     parser.add_argument("--short", default="", help="comma-separated short-answer keys to ask (default: all 8)")
     parser.add_argument("--no-chat", action="store_true", help="do not ask the chat the same questions")
-    parser.add_argument("--baseline", action="store_true", help="also run the first request design")
+    parser.add_argument("--generated", action="store_true", help="also run the design whose generated answers decide")
+    parser.add_argument("--rules", action="store_true", help="grade the scored design with each rule alone too")
+    parser.add_argument(
+        "--calibrate", action="store_true", help="choose the lines on these (tuning) sets and write the calibration"
+    )
     parser.add_argument("--threads", type=threads, default=1, help="llama.cpp threads (1 on a shared machine)")
     parser.add_argument("--home", default="home", help="name of the kept homes (two runs at once need two)")
     written = parser.add_mutually_exclusive_group()
@@ -810,7 +898,9 @@ def chosen_template(ctx: Any, args: argparse.Namespace) -> Any:
     return dataclasses.replace(template, fields=keep)
 
 
-def run_set(set_name: str, args: argparse.Namespace, parts: set[str]) -> tuple[list[DocResult], list[str], Any, str]:
+def run_set(
+    set_name: str, args: argparse.Namespace, parts: set[str], calibration: Any = None
+) -> tuple[list[DocResult], list[str], Any, str]:
     """Every chosen contract of one set, in a home of the set's own: (results, files left out,
     template, model sha256)."""
     ctx, model_sha = setup_home(args.fresh, set_name, args.threads, args.home)
@@ -837,7 +927,7 @@ def run_set(set_name: str, args: argparse.Namespace, parts: set[str]) -> tuple[l
         left_out = [c.filename for c in every if c not in contracts]
         for c in contracts:
             try:
-                results.append(run_document(ctx, engine, c, template, parts))
+                results.append(run_document(ctx, engine, c, template, parts, calibration))
             except NotCached:
                 print(f"    skipped {c.filename}: not all of its answers are cached", file=sys.stderr)
                 left_out.append(c.filename)
@@ -865,8 +955,11 @@ def main(argv: list[str]) -> int:
         if not (set_folder(name) / "cuad_labels.csv").exists():
             print(f"bench_extraction_quality: no CUAD contracts with labels at {set_folder(name)}", file=sys.stderr)
             return 1
-    parts = {"evidence first", *(() if args.no_chat else ("chat",))}
-    parts |= {DESIGNS[0]} if args.baseline else set()
+    if args.calibrate:
+        return calibrate(sets, args)
+    parts = {SCORED, *(() if args.no_chat else ("chat",))}
+    parts |= {GENERATED} if args.generated else set()
+    parts |= {"rules"} if args.rules else set()
     parts |= {"--cached-only"} if args.cached_only else set()
     results: list[DocResult] = []
     left_out: list[str] = []

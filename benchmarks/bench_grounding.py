@@ -1,12 +1,15 @@
-"""Grounding against ground truth: CUAD's expert labels on 10 real contracts, a real Qwen-family model.
+"""Grounding against ground truth: CUAD's expert labels on real contracts, a real Qwen-family model.
 
-Questions: for each contract in ../shared/corpus/contracts_pdf, the six CUAD categories below, asked
-as a user would (`ChatService.ask`, a new conversation each, so every question of a contract restores
-the same document snapshot). The model is Qwen2.5-Coder-1.5B-Instruct Q4_K_M (benchmarks/eval_model.py).
-Each answer is asked with two instruction texts side by side: the one that only asks for page
-citations, and the one that asks for a short exact quote with each claim. Raw answers are cached on
-disk, keyed by the model's sha256, the instructions, the document and the question, so a re-run of
-the grounding logic does not need the model again (--fresh ignores the cache).
+Questions: for each contract of the chosen sets of ../shared/corpus (`--set pdf,tune,check`: the
+tuning contracts of contracts_pdf and contracts_tune, and the held-out contracts_check, reported side
+by side, check first), the six CUAD categories below, asked as a user would (`ChatService.ask`, a new
+conversation each, so every question of a contract restores the same document snapshot). The model
+is Qwen2.5-Coder-1.5B-Instruct Q4_K_M (benchmarks/eval_model.py). Each question is asked in three
+phrasings (PHRASINGS, written before any check-set answer was seen): the benchmark's own, the same
+with "Answer in one sentence and cite the page.", and a plainer one a user might type; each is
+reported, and all together. Raw answers are cached on disk, keyed by the model's sha256, the
+instructions, the document and the question, so a re-run of the grounding logic does not need the
+model again (--fresh ignores the cache).
 
 Ground truth: the `-Answer` column is the answer; the clause column is the evidence, and a page holds
 the evidence when the clause text is found on it. A claim "states the right fact" when it holds the
@@ -15,7 +18,7 @@ Claims known to be false: each true fact altered (another date, another governin
 party, another duration), written as a sentence and grounded against the real document, cited to the
 evidence page and uncited. Today's check (a citation is "checked" when its page exists) is the baseline.
 
-Run: .venv/bin/python benchmarks/bench_grounding.py [--fresh]   (make eval)
+Run: .venv/bin/python benchmarks/bench_grounding.py [--set pdf,tune,check] [--fresh]   (make eval)
      --cached-only grades the answers already cached (RESULTS.md only with --write); --collect-only asks.
 """
 
@@ -42,14 +45,10 @@ sys.path.insert(0, str(REPO))
 from benchmarks.eval_model import eval_label, open_eval_app  # noqa: E402
 from benchmarks.results import write_section  # noqa: E402
 
-HEADING = "## Grounding: every claim traced to its page (issue 13)"
-CONTRACTS = REPO.parent / "shared" / "corpus" / "contracts_pdf"
-# The same instructions and document (so every question of a contract, in both variants, restores one
-# snapshot); the second variant adds to each question the request for a short quote with each claim.
-PROMPTS = {
-    "question only": "",
-    "question + quote each claim": (REPO / "benchmarks" / "prompts" / "quote_each_claim.md").read_text("utf-8"),
-}
+HEADING = "## Grounding: every claim traced to its page (issues 13, 29)"
+CORPUS = REPO.parent / "shared" / "corpus"
+SETS = {"pdf": "contracts_pdf", "tune": "contracts_tune", "check": "contracts_check"}
+ROLES = ("check", "tune")  # out of sample first
 QUESTIONS = {
     "Governing Law": "Which law governs this agreement?",
     "Agreement Date": "What is the date of this agreement?",
@@ -57,6 +56,23 @@ QUESTIONS = {
     "Parties": "Who are the parties to this agreement?",
     "Renewal Term": "What is the renewal term of this agreement?",
     "Notice Period To Terminate Renewal": "How much notice is needed to stop this agreement from renewing?",
+}
+# A plainer wording of each question, as a user might type it (written with the other two before any
+# check-set answer was seen).
+PLAIN = {
+    "Governing Law": "What law applies to this contract?",
+    "Agreement Date": "When was this contract signed?",
+    "Expiration Date": "When does the contract end?",
+    "Parties": "Who signed this contract?",
+    "Renewal Term": "Does the contract renew, and for how long?",
+    "Notice Period To Terminate Renewal": "How much notice must be given to stop the contract from renewing?",
+}
+ONE_SENTENCE = " Answer in one sentence and cite the page."
+# Every phrasing restores the same document snapshot: the instructions and the document are the same.
+PHRASINGS = {
+    "own": lambda category: QUESTIONS[category],
+    "one sentence + cite": lambda category: QUESTIONS[category] + ONE_SENTENCE,
+    "plain": lambda category: PLAIN[category],
 }
 MAX_ANSWER_TOKENS = 200
 
@@ -73,6 +89,11 @@ class Label:
     category: str
     answer: str
     clauses: list[str]
+    set: str = "pdf"
+
+    @property
+    def role(self) -> str:
+        return "check" if self.set == "check" else "tune"
 
 
 @dataclass
@@ -87,24 +108,38 @@ class Asked:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def read_labels() -> dict[str, list[Label]]:
-    rows = list(csv.DictReader((CONTRACTS / "cuad_labels.csv").open(encoding="utf-8")))
+def set_folder(name: str) -> Path:
+    return CORPUS / SETS[name] if name in SETS else Path(name)
+
+
+def read_labels(set_name: str = "pdf") -> dict[str, list[Label]]:
+    folder = set_folder(set_name)
+    rows = list(csv.DictReader((folder / "cuad_labels.csv").open(encoding="utf-8")))
     out: dict[str, list[Label]] = {}
     for row in rows:
         labels = []
         for category in QUESTIONS:
             answer_key = next(k for k in row if k.startswith(category) and "Answer" in k)
             clauses = ast.literal_eval(row[category]) if row[category].strip() else []
-            labels.append(Label(row["Filename"], category, row[answer_key].strip(), [str(c) for c in clauses]))
+            labels.append(
+                Label(row["Filename"], category, row[answer_key].strip(), [str(c) for c in clauses], set_name)
+            )
         out[row["Filename"]] = labels
     return out
 
 
+_PATHS: dict[str, Path] = {}  # contract file name -> its PDF, for the sets read
+
+
 def contract_path(filename: str) -> Path:
+    if filename in _PATHS:
+        return _PATHS[filename]
     stem = Path(filename).stem
-    for path in CONTRACTS.iterdir():
-        if path.stem == stem and path.suffix.lower() == ".pdf":
-            return path
+    for folder in [set_folder(n) for n in SETS]:
+        for path in folder.iterdir() if folder.is_dir() else ():
+            if path.stem == stem and path.suffix.lower() == ".pdf":
+                _PATHS[filename] = path
+                return path
     raise FileNotFoundError(filename)
 
 
@@ -131,9 +166,9 @@ def collect(ctx: Any, model_sha: str, labels: dict[str, list[Label]], fresh: boo
         # Smallest contract first; both variants of a contract's questions on its one snapshot.
         for filename, contract_labels in sorted(labels.items(), key=lambda kv: _text_size(kv[0])):
             doc = ctx.library.add(contract_path(filename)).document
-            for prompt_name, suffix in PROMPTS.items():
+            for prompt_name, phrase in PHRASINGS.items():
                 for label in contract_labels:
-                    question = QUESTIONS[label.category] + (f"\n\n{suffix.strip()}" if suffix else "")
+                    question = phrase(label.category)
                     entry = store / f"{_key(instructions, doc.sha256, question, str(MAX_ANSWER_TOKENS))}.json"
                     if entry.exists() and not fresh:
                         raw = json.loads(entry.read_text(encoding="utf-8"))
@@ -303,7 +338,18 @@ class Tally:
     unanswerable: int = 0
     abstained: int = 0
     exempt_with_fact: int = 0
+    right_unsupported: int = 0  # claims stating the right fact, marked unsupported
+    right_partly: int = 0  # ...marked partly supported (some of its words or pointers not found)
     ground_ms: list[float] = field(default_factory=list)
+
+    def add(self, other: Tally) -> None:
+        for name, value in vars(other).items():
+            if isinstance(value, Counter):
+                getattr(self, name).update(value)
+            elif isinstance(value, list):
+                getattr(self, name).extend(value)
+            else:
+                setattr(self, name, getattr(self, name) + value)
 
 
 def _claim_pages(claim: Any, citations: list[Any]) -> list[int]:
@@ -315,7 +361,7 @@ def _claim_pages(claim: Any, citations: list[Any]) -> list[int]:
 
 
 def grade_answer(tally: Tally, asked: Asked, sources: Any, evidence: set[int]) -> None:
-    from app.citations.grounding import EXEMPT, FOUND, QUOTED, SUPPORTED, ground_answer
+    from app.citations.grounding import EXEMPT, FOUND, PARTLY, QUOTED, SUPPORTED, UNSUPPORTED, ground_answer
 
     tally.questions += 1
     if asked.answer is None:
@@ -343,6 +389,8 @@ def grade_answer(tally: Tally, asked: Asked, sources: Any, evidence: set[int]) -
             right = True
             tally.right_claims += 1
             tally.right_with_page += g.verdict in FOUND and g.page in evidence
+            tally.right_unsupported += g.verdict == UNSUPPORTED
+            tally.right_partly += g.verdict == PARTLY
             if not (g.verdict in FOUND and g.page in evidence):
                 _explain("right claim, no evidence page", asked, verdict, evidence)
             tally.baseline_right_with_page += any(p in evidence for p in cited)
@@ -403,20 +451,20 @@ def _written_date(key: Key, texts: list[str]) -> tuple[int, int, int] | None:
     return None
 
 
-def synthetic_claims(label: Label, evidence: set[int], page_texts: list[str]) -> list[tuple[str, bool, str]]:
-    """(claim, is_true, how it cites) for one label: the fact true and altered, cited to its page, to a
-    page without it, and not at all."""
+def synthetic_claims(label: Label, evidence: set[int], page_texts: list[str]) -> list[tuple[str, bool, str, str]]:
+    """(claim, is_true, how it cites, the altered words of a false one) for one label: the fact true and
+    altered, cited to its page, to a page without it, and not at all."""
     import datetime
 
     key = key_of(label)
     pages = len(page_texts)
     evidence_texts = [page_texts[n - 1] for n in sorted(evidence)]
     true: list[str] = []
-    false: list[str] = []
+    false: list[tuple[str, str]] = []
     if label.category == "Governing Law" and label.answer:
         other = next(p for p in STATES_AND_COUNTRIES if p.lower() != label.answer.lower() and p != "Delaware")
         true.append(f"This agreement is governed by the laws of {label.answer}.")
-        false.append(f"This agreement is governed by the laws of {other}.")
+        false.append((f"This agreement is governed by the laws of {other}.", other))
     elif label.category in ("Agreement Date", "Expiration Date") and _written_date(key, evidence_texts):
         y, m, d = _written_date(key, evidence_texts)  # type: ignore[misc]
         date = datetime.date(y, m, d)  # type: ignore[arg-type]
@@ -424,11 +472,12 @@ def synthetic_claims(label: Label, evidence: set[int], page_texts: list[str]) ->
         true.append(f"The agreement {what} {date:%B} {date.day}, {date.year}.")
         true.append(f"The agreement {what} {date.day} {date:%B} {date.year}.")
         for moved in (date + datetime.timedelta(days=3), date.replace(year=date.year + 1)):
-            false.append(f"The agreement {what} {moved:%B} {moved.day}, {moved.year}.")
+            written = f"{moved:%B} {moved.day}, {moved.year}"
+            false.append((f"The agreement {what} {written}.", written))
     elif label.category == "Parties" and len(key.words) >= 2:
         true.append(f"The parties are {key.words[0]} and {key.words[1]}.")
-        false.append(f"The parties are {key.words[0]} and {INVENTED_PARTIES[0]}.")
-        false.append(f"The parties are {INVENTED_PARTIES[1]} and {key.words[1]}.")
+        false.append((f"The parties are {key.words[0]} and {INVENTED_PARTIES[0]}.", INVENTED_PARTIES[0]))
+        false.append((f"The parties are {INVENTED_PARTIES[1]} and {key.words[1]}.", INVENTED_PARTIES[1]))
     elif label.category in ("Renewal Term", "Notice Period To Terminate Renewal") and key.durations:
         value, unit = key.durations[0]  # type: ignore[misc]
         what = "renews for" if label.category == "Renewal Term" else "requires notice of"
@@ -438,168 +487,192 @@ def synthetic_claims(label: Label, evidence: set[int], page_texts: list[str]) ->
             else (f"{value} {unit}s" if value != 1 else f"one {unit}")
         )
         true.append(f"The agreement {what} {written}.")
-        false.append(f"The agreement {what} {value * 3} {unit}s.")
+        false.append((f"The agreement {what} {value * 3} {unit}s.", f"{value * 3} {unit}s"))
     if not evidence:
         return []
     page = min(evidence)
     away = next((n for n in range(1, pages + 1) if n not in evidence), None)
     out = []
     for claim in true:
-        out.append((f"{claim[:-1]} [p. {page}].", True, "cited"))
+        out.append((f"{claim[:-1]} [p. {page}].", True, "cited", ""))
         if away is not None:
-            out.append((f"{claim[:-1]} [p. {away}].", True, "wrong page"))
-        out.append((claim, True, "uncited"))
-    for claim in false:
-        out.append((f"{claim[:-1]} [p. {page}].", False, "cited"))
-        out.append((claim, False, "uncited"))
+            out.append((f"{claim[:-1]} [p. {away}].", True, "wrong page", ""))
+        out.append((claim, True, "uncited", ""))
+    for claim, altered in false:
+        out.append((f"{claim[:-1]} [p. {page}].", False, "cited", altered))
+        out.append((claim, False, "uncited", altered))
     return out
 
 
-def evaluate(ctx: Any, labels: dict[str, list[Label]], asked: list[Asked]) -> list[str]:
-    from app.citations.grounding import FOUND, QUOTED, SUPPORTED, UNSUPPORTED, Sources, ground_answer
+def flags_altered(grounding: Any, altered: str) -> bool:
+    """A false claim is flagged when it is marked unsupported, or partly supported with the altered
+    words among what was not found (the mark names them)."""
+    from app.citations.grounding import PARTLY, UNSUPPORTED
+
+    if grounding.verdict == UNSUPPORTED:
+        return True
+    first = altered.split()[0].lower()
+    return grounding.verdict == PARTLY and any(first in m.lower() for m in grounding.missing)
+
+
+Column = tuple[str, str]  # (phrasing or 'all phrasings', role)
+
+
+def evaluate(ctx_by_set: dict[str, Any], labels: dict[str, list[Label]], asked: list[Asked]) -> list[str]:
+    from app.citations.grounding import FOUND, QUOTED, SUPPORTED, Sources, ground_answer
 
     by_contract: dict[str, tuple[Any, list[str]]] = {}
-    for filename in labels:
+    for filename, contract_labels in labels.items():
+        ctx = ctx_by_set[contract_labels[0].set]
         doc = ctx.library.add(contract_path(filename)).document
         pages = [ctx.library.page_text(doc.id, n) for n in range(1, doc.page_count + 1)]
         by_contract[filename] = (Sources.load(ctx, [doc.id]), pages)
-    tallies = {name: Tally() for name in PROMPTS}
+    roles = [r for r in ROLES if any(ls[0].role == r for ls in labels.values())]
+    tallies: dict[Column, Tally] = {(name, role): Tally() for name in PHRASINGS for role in roles}
     for a in asked:
         sources, pages = by_contract[a.label.contract]
-        grade_answer(tallies[a.prompt], a, sources, evidence_pages(pages, a.label))
+        grade_answer(tallies[a.prompt, a.label.role], a, sources, evidence_pages(pages, a.label))
+    for role in roles:
+        tallies["all phrasings", role] = Tally()
+        for name in PHRASINGS:
+            tallies["all phrasings", role].add(tallies[name, role])
     # Fixed claims, true and altered, over the same contracts.
-    synth = Counter[str]()
+    synth: dict[str, Counter[str]] = {role: Counter() for role in roles}
     for filename, contract_labels in labels.items():
         sources, pages = by_contract[filename]
+        counts = synth[contract_labels[0].role]
         for sentence in NO_SOURCE_NEEDED:  # the rule for sentences that need no source, measured
             verdicts = ground_answer(sentence, sources).claims
-            synth["no source needed"] += len(verdicts)
-            synth["no source needed kept"] += sum(v.grounding.verdict == "exempt" for v in verdicts)
+            counts["no source needed"] += len(verdicts)
+            counts["no source needed kept"] += sum(v.grounding.verdict == "exempt" for v in verdicts)
         for label in contract_labels:
             evidence = evidence_pages(pages, label)
-            for text, is_true, how in synthetic_claims(label, evidence, pages):
-                (claim,) = ground_answer(text, sources).claims
+            for text, is_true, how, altered in synthetic_claims(label, evidence, pages):
+                grounded = ground_answer(text, sources)
+                (claim,) = grounded.claims
                 g = claim.grounding
-                missed = (g.verdict not in FOUND or g.page not in evidence) if is_true else g.verdict != UNSUPPORTED
+                missed = (
+                    (g.verdict not in FOUND or g.page not in evidence) if is_true else not flags_altered(g, altered)
+                )
                 if missed:
                     _explain(f"fixed claim ({'true' if is_true else 'altered'}, {how})",
                              Asked("fixed", label, "", text), claim, evidence)  # fmt: skip
-                cited_page = claim.citations and ground_answer(text, sources).citations[0].valid
+                cited_page = claim.citations and grounded.citations[0].valid
                 if is_true:
-                    synth[f"true {how}"] += 1
-                    synth[f"true {how} page"] += g.verdict in FOUND and g.page in evidence
-                    synth[f"true {how} baseline"] += how == "cited" and bool(cited_page)
-                    synth["false page"] += g.verdict in FOUND and g.page not in evidence
-                    synth["false qs"] += g.verdict in (QUOTED, SUPPORTED) and g.page not in evidence
-                    synth["baseline false page"] += how == "wrong page" and bool(cited_page)
+                    counts[f"true {how}"] += 1
+                    counts[f"true {how} page"] += g.verdict in FOUND and g.page in evidence
+                    counts[f"true {how} baseline"] += how == "cited" and bool(cited_page)
+                    counts["false page"] += g.verdict in FOUND and g.page not in evidence
+                    counts["false qs"] += g.verdict in (QUOTED, SUPPORTED) and g.page not in evidence
+                    counts["baseline false page"] += how == "wrong page" and bool(cited_page)
                 else:
-                    synth[f"false {how}"] += 1
-                    synth[f"false {how} flagged"] += g.verdict == UNSUPPORTED
-                    synth["false page"] += g.verdict in FOUND
-                    synth["false qs"] += g.verdict in (QUOTED, SUPPORTED)
-                    synth["baseline false page"] += how == "cited" and bool(cited_page)
-                synth["claims"] += 1
-    return report(tallies, synth)
+                    counts[f"false {how}"] += 1
+                    counts[f"false {how} flagged"] += flags_altered(g, altered)
+                    counts["false page"] += g.verdict in FOUND and not flags_altered(g, altered)
+                    counts["false qs"] += g.verdict in (QUOTED, SUPPORTED)
+                    counts["baseline false page"] += how == "cited" and bool(cited_page)
+                counts["claims"] += 1
+    return report(tallies, synth, roles)
 
 
 def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}% ({part}/{whole})" if whole else "-"
 
 
-def report(tallies: dict[str, Tally], synth: Counter[str]) -> list[str]:
-    names = list(tallies)
-    head = (
-        "| | "
-        + " | ".join(f"{n}: Folio's verdicts" for n in names)
-        + " | "
-        + " | ".join(f"{n}: today's check (page exists)" for n in names)
-        + " |"
-    )
-    lines = [head, "|---" * (1 + 2 * len(names)) + "|"]
+def _rate(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
 
-    def row(label: str, folio: list[str], today: list[str]) -> None:
-        lines.append(f"| {label} | " + " | ".join(folio) + " | " + " | ".join(today) + " |")
 
-    t = [tallies[n] for n in names]
-    answerable = [x.questions - x.unanswerable for x in t]
-    row("answer accuracy (questions CUAD answers; a too-long contract counts as wrong)",
-        [_pct(x.answered_right, a) for x, a in zip(t, answerable, strict=True)],
-        [_pct(x.answered_right, a) for x, a in zip(t, answerable, strict=True)])  # fmt: skip
-    row("claims stating the right fact: a page with the evidence attached",
-        [_pct(x.right_with_page, x.right_claims) for x in t],
-        [_pct(x.baseline_right_with_page, x.right_claims) for x in t])  # fmt: skip
-    row("claims about the asked fact: a page named as support lacks the evidence (or the fact is wrong)",
-        [_pct(x.false_page, x.judged) for x in t], [_pct(x.baseline_false_page, x.judged) for x in t])  # fmt: skip
-    row("questions CUAD leaves empty: answer says it is not there",
-        [_pct(x.abstained, x.unanswerable) for x in t], ["-" for _ in t])  # fmt: skip
-    row("claims stating the asked fact left 'not checked'",
-        [_pct(x.exempt_with_fact, x.judged) for x in t], ["-" for _ in t])  # fmt: skip
-    verdict_cells = [", ".join(f"{v} {c}" for v, c in sorted(x.verdicts.items())) for x in t]
-    row("verdicts over all claims of the answers", verdict_cells, ["-" for _ in t])
-    row("contracts too long for the model's context (questions)", [str(x.did_not_fit) for x in t],
-        [str(x.did_not_fit) for x in t])  # fmt: skip
-    lines += ["", "Fixed claims over the same contracts (true facts re-worded, and altered facts):", ""]
-    lines += ["| fixed claims | Folio's verdicts | today's check (page exists) |", "|---|---|---|"]
-    for how in ("cited", "wrong page", "uncited"):
-        lines.append(
-            f"| true, {how}: a page with the evidence attached | "
-            f"{_pct(synth[f'true {how} page'], synth[f'true {how}'])}"
-            f" | {_pct(synth[f'true {how} baseline'], synth[f'true {how}'])} |"
-        )
-    for how in ("cited", "uncited"):
-        lines.append(
-            f"| altered (wrong date, law, party, duration), {how}: flagged unsupported | "
-            f"{_pct(synth[f'false {how} flagged'], synth[f'false {how}'])} | 0% (0/{synth[f'false {how}']}) |"
-        )
-    lines.append(
-        "| headings, courtesies, 'I could not find ...' sentences: left unflagged (no source needed) | "
-        f"{_pct(synth['no source needed kept'], synth['no source needed'])} | - |"
-    )
-    model_claims = sum(x.judged for x in t)
-    false_model = sum(x.false_page for x in t)
-    false_qs = sum(x.false_qs for x in t) + synth["false qs"]
-    base_model = sum(x.baseline_false_page for x in t)
-    lines.append(
-        "| all graded claims: a verdict of quoted or supported on a page without the evidence | "
-        f"{_pct(false_qs, model_claims + synth['claims'])} | "
-        f"{_pct(base_model + synth['baseline false page'], model_claims + synth['claims'])} (checked) |"
-    )
-    lines.append(
-        "| all graded claims (answers' claims about the asked fact + fixed claims): a page named as support "
-        f"that lacks the evidence | {_pct(false_model + synth['false page'], model_claims + synth['claims'])} | "
-        f"{_pct(base_model + synth['baseline false page'], model_claims + synth['claims'])} |"
-    )
-    unsupported = synth["false cited"] + synth["false uncited"]
-    flagged = synth["false cited flagged"] + synth["false uncited flagged"]
-    right = sum(x.right_claims for x in t) + synth["true cited"] + synth["true wrong page"] + synth["true uncited"]
-    attached = sum(x.right_with_page for x in t) + sum(
-        synth[f"true {h} page"] for h in ("cited", "wrong page", "uncited")
-    )
-    times = [ms for x in t for ms in x.ground_ms]
-    lines += [
-        "",
-        f"Goals: false quoted/supported <= 2% of graded claims: {_pct(false_qs, model_claims + synth['claims'])} "
-        f"(any verdict naming a page: {_pct(false_model + synth['false page'], model_claims + synth['claims'])}); "
-        f"correct page attached to >= 90% of correct claims: {_pct(attached, right)}; "
-        f"unsupported claims flagged >= 90%: {_pct(flagged, unsupported)}.",
-        f"Grounding one answer: median {sorted(times)[len(times) // 2]:.0f} ms, longest {max(times):.0f} ms."
-        if times
-        else "",
+def report(tallies: dict[Column, Tally], synth: dict[str, Counter[str]], roles: list[str]) -> list[str]:
+    columns = [c for c in tallies if c[0] != "all phrasings"] + [("all phrasings", r) for r in roles]
+    columns.sort(key=lambda c: ([*PHRASINGS, "all phrasings"].index(c[0]), roles.index(c[1])))
+    lines = [
+        "| | " + " | ".join(f"{name}: {role}" for name, role in columns) + " |",
+        "|---" * (1 + len(columns)) + "|",
     ]
+
+    def row(label: str, cell: Any) -> None:
+        lines.append(f"| {label} | " + " | ".join(cell(tallies[c]) for c in columns) + " |")
+
+    row("answer accuracy (questions CUAD answers; a too-long contract counts as wrong)",
+        lambda x: _pct(x.answered_right, x.questions - x.unanswerable))  # fmt: skip
+    row("claims stating the right fact: a page with the evidence attached",
+        lambda x: _pct(x.right_with_page, x.right_claims))  # fmt: skip
+    row("claims stating the right fact: marked unsupported", lambda x: _pct(x.right_unsupported, x.right_claims))
+    row("claims stating the right fact: marked partly supported (a part of it not found)",
+        lambda x: _pct(x.right_partly, x.right_claims))  # fmt: skip
+    row("claims about the asked fact: quoted or supported on a page without the evidence",
+        lambda x: _pct(x.false_qs, x.judged))  # fmt: skip
+    row("claims about the asked fact: any page named as support lacks the evidence (or the fact is wrong)",
+        lambda x: _pct(x.false_page, x.judged))  # fmt: skip
+    row("today's check (a cited page exists): claims stating the right fact with the evidence page cited",
+        lambda x: _pct(x.baseline_right_with_page, x.right_claims))  # fmt: skip
+    row("questions CUAD leaves empty: answer says it is not there", lambda x: _pct(x.abstained, x.unanswerable))
+    row("claims stating the asked fact left 'not checked'", lambda x: _pct(x.exempt_with_fact, x.judged))
+    row("verdicts over all claims of the answers",
+        lambda x: ", ".join(f"{v} {c}" for v, c in sorted(x.verdicts.items())))  # fmt: skip
+    row("contracts too long for the model's context (questions)", lambda x: str(x.did_not_fit))
+    lines += ["", "Fixed claims over the same contracts (true facts re-worded, and altered facts):", ""]
+    lines += ["| fixed claims | " + " | ".join(roles) + " |", "|---" * (1 + len(roles)) + "|"]
+    for how in ("cited", "wrong page", "uncited"):
+        shares = " | ".join(_pct(synth[r][f"true {how} page"], synth[r][f"true {how}"]) for r in roles)
+        lines.append(f"| true, {how}: a page with the evidence attached | {shares} |")
+    for how in ("cited", "uncited"):
+        lines.append(f"| altered (wrong date, law, party, duration), {how}: flagged (unsupported, or partly with the "
+                     "altered words named as not found) | "
+                     + " | ".join(_pct(synth[r][f"false {how} flagged"], synth[r][f"false {how}"]) for r in roles)
+                     + " |")  # fmt: skip
+    lines.append("| headings, courtesies, 'I could not find ...' sentences: left unflagged (no source needed) | "
+                 + " | ".join(_pct(synth[r]["no source needed kept"], synth[r]["no source needed"]) for r in roles)
+                 + " |")  # fmt: skip
+    lines.append("| fixed claims: quoted or supported on a page without the evidence | "
+                 + " | ".join(_pct(synth[r]["false qs"], synth[r]["claims"]) for r in roles) + " |")  # fmt: skip
+    lines += ["", "### Goals (all phrasings together; judged on the check set)", ""]
+
+    def goal(text: str, part: str, whole: str, ok: Any) -> str:
+        said = []
+        values: dict[str, float | None] = {}
+        for role in roles:
+            t = tallies["all phrasings", role]
+            values[role] = _rate(getattr(t, part), getattr(t, whole))
+            said.append(f"{role} {_pct(getattr(t, part), getattr(t, whole))}")
+        if values.get("check") is not None and values.get("tune") is not None:
+            said.append(f"gap {100 * (values['tune'] - values['check']):+.0f} points")  # type: ignore[operator]
+        check = values.get("check")
+        verdict = "not measured" if check is None else ("met" if ok(check) else "MISSED")
+        return f"- {text}: {', '.join(said)}; {verdict}."
+
+    lines.append(goal("A page holding the evidence attached to at least 90% of correct answers' claims",
+                      "right_with_page", "right_claims", lambda v: v >= 0.9))  # fmt: skip
+    lines.append(goal("Quoted or supported on a page without the evidence at most 2% of claims about the asked fact",
+                      "false_qs", "judged", lambda v: v <= 0.02))  # fmt: skip
+    lines.append(goal("Correct answers' claims marked unsupported at most 5%", "right_unsupported", "right_claims",
+                      lambda v: v <= 0.05))  # fmt: skip
+    times = [ms for (name, _r), x in tallies.items() if name != "all phrasings" for ms in x.ground_ms]
+    if times:
+        lines.append(
+            f"- Grounding one answer: median {sorted(times)[len(times) // 2]:.0f} ms, longest {max(times):.0f} ms."
+        )
     return lines
 
 
-def setup_home(home: Path) -> Any:
-    """A fresh FOLIO_HOME with the eval model registered and active. Its cache folder (the document
-    snapshots) is kept between runs, so a re-run does not read the contracts again. One thread: on a
-    shared machine two spinning llama.cpp threads slow each other down far more than they help."""
+def setup_home(home: Path, set_name: str = "pdf") -> Any:
+    """A fresh FOLIO_HOME with the eval model registered and active (a library of the set's contracts
+    alone: the word search's ranking depends on what it holds). Document snapshots are shared with the
+    extraction benchmark's home for the same set (same model, instructions and documents), so neither
+    reads a contract the other has read. One thread: on a shared machine two spinning llama.cpp
+    threads slow each other down far more than they help."""
+    from benchmarks.bench_extraction_quality import cache_dir as extraction_cache
+
     for part in ("config", "data"):
         shutil.rmtree(home / part, ignore_errors=True)
-    return open_eval_app(home, f"max_answer_tokens = {MAX_ANSWER_TOKENS}\nthinking = false\nthreads = 1\n")
+    states = extraction_cache().parent / f"bench-states-{set_name}" if set_name in SETS else None
+    return open_eval_app(home, f"max_answer_tokens = {MAX_ANSWER_TOKENS}\nthinking = false\nthreads = 1\n", states)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Grounding against CUAD's labels with the real 1.5B model.")
+    parser.add_argument("--set", default="pdf,tune,check", help="contract sets: pdf, tune, check or folders")
     parser.add_argument("--fresh", action="store_true", help="ask the model again, ignoring the answer cache")
     parser.add_argument("--cached-only", action="store_true", help="grade only the answers already cached")
     parser.add_argument("--collect-only", action="store_true", help="ask and cache, grade nothing")
@@ -609,38 +682,50 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    if not (CONTRACTS / "cuad_labels.csv").exists():
-        print(f"bench_grounding: the CUAD contracts are not at {CONTRACTS}", file=sys.stderr)
-        return 1
-    fresh = args.fresh
-    cached_only = args.cached_only
-    # Grading cached answers needs no model and must not disturb a run that is asking (its home).
-    scratch = Path(tempfile.mkdtemp(prefix="folio-grounding-")) if cached_only else None
-    ctx, model_sha = setup_home(scratch or cache_dir() / "home")
+    sets = [s for s in args.set.split(",") if s]
+    for name in sets:
+        if not (set_folder(name) / "cuad_labels.csv").exists():
+            print(f"bench_grounding: no CUAD contracts with labels at {set_folder(name)}", file=sys.stderr)
+            return 1
+    labels: dict[str, list[Label]] = {}
+    asked: list[Asked] = []
+    contexts: dict[str, Any] = {}
+    scratch: list[Path] = []
     try:
-        labels = read_labels()
-        asked = collect(ctx, model_sha, labels, fresh, cached_only)
+        for name in sets:
+            mine = read_labels(name)
+            labels |= mine
+            # Grading cached answers needs no model and must not disturb a run that is asking (its home).
+            home = Path(tempfile.mkdtemp(prefix="folio-grounding-")) if args.cached_only else None
+            scratch += [home] if home is not None else []
+            key = name if name in SETS else Path(name).name
+            ctx, model_sha = setup_home(home or cache_dir() / f"home-{key}", name)
+            contexts[name] = ctx
+            asked += collect(ctx, model_sha, mine, args.fresh, args.cached_only)
         if args.collect_only:
             print(f"{len(asked)} answers collected", file=sys.stderr)
             return 0
-        lines = evaluate(ctx, labels, asked)
+        lines = evaluate(contexts, labels, asked)
     finally:
-        ctx.close()
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
-    wanted = len(PROMPTS) * sum(len(v) for v in labels.values())
+        for ctx in contexts.values():
+            ctx.close()
+        for home in scratch:
+            shutil.rmtree(home, ignore_errors=True)
+    wanted = len(PHRASINGS) * sum(len(v) for v in labels.values())
     contracts = len({a.label.contract for a in asked})
+    sizes = ", ".join(f"{SETS.get(n, n)} ({len(read_labels(n))})" for n in sets)
     intro = [
         f"{eval_label()} (benchmarks/eval_model.py), {len(asked)} of {wanted} answers "
-        f"({len(labels)} contracts x {len(QUESTIONS)} questions x {len(PROMPTS)} prompts; "
+        f"({len(labels)} contracts of {sizes} x {len(QUESTIONS)} questions x {len(PHRASINGS)} phrasings; "
         f"{contracts} contracts answered), graded against CUAD's labels in one run "
-        f"({time.strftime('%Y-%m-%d')}). Answers come from the model or from the answer cache.",
+        f"({time.strftime('%Y-%m-%d')}). Answers come from the model or from the answer cache. Columns: the "
+        "check set (out of sample: nothing was chosen on it) and the tuning set, per phrasing and all together.",
         "",
     ]
     if len(asked) < wanted:
         intro.insert(1, f"PARTIAL: {wanted - len(asked)} answers were not collected yet; the figures cover the rest.")
     print("\n".join(intro + lines))
-    if not cached_only or args.write:
+    if (not args.cached_only or args.write) and set(sets) == set(SETS):
         write_section(HEADING, intro + lines)
     return 0
 

@@ -35,7 +35,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.bench_extraction_quality import CONTRACTS, Contract, read_contracts  # noqa: E402
+from benchmarks.bench_extraction_quality import Contract, read_contracts, set_folder  # noqa: E402
 from benchmarks.results import write_section  # noqa: E402
 
 HEADING = "## Page choice for a contract over the context (issue 19)"
@@ -89,8 +89,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description="Pages read from a contract over the context, against CUAD.")
     parser.add_argument("--no-write", action="store_true", help="do not update RESULTS.md")
     args = parser.parse_args(argv)
-    if not (CONTRACTS / "cuad_labels.csv").exists():
-        print(f"bench_page_choice: the CUAD contracts are not at {CONTRACTS}", file=sys.stderr)
+    if not (set_folder("pdf") / "cuad_labels.csv").exists():
+        print(f"bench_page_choice: the CUAD contracts are not at {set_folder('pdf')}", file=sys.stderr)
         return 1
     home = Path(tempfile.mkdtemp(prefix="folio-bench-pages-"))
     os.environ["FOLIO_HOME"] = str(home)

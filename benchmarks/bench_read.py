@@ -44,7 +44,8 @@ sys.path.insert(0, str(REPO))
 
 from app.chat import AnswerDelta, AnswerDone, ChatEvent, ChatService, question_messages  # noqa: E402
 from app.context import AppContext, open_app  # noqa: E402
-from app.engine.session import Progress, Session  # noqa: E402
+from app.engine.progress import Progress  # noqa: E402
+from app.engine.session import Session  # noqa: E402
 from app.models.registry import assemble_starter  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.reading import ReadAhead, ReadAheadStatus, read_document, reading_states  # noqa: E402

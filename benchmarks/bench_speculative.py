@@ -95,7 +95,7 @@ class Tally:
 def requests_for(ctx: object, doc_id: int, template_source: str | None, architecture: str) -> list[tuple[str, object]]:
     """(workload, request) pairs for one document, built the way chat and extraction build them."""
     from app.context import AppContext
-    from app.engine.session import prompt_documents
+    from app.engine.documents import prompt_documents
     from app.extraction.prompt import FieldAsk, extraction_messages
     from app.extraction.schema import group_schema, max_output_bytes
     from app.extraction.templates import TemplateStore

@@ -97,12 +97,27 @@ def eval_model_path() -> Path:
     return target
 
 
-def open_eval_app(home: Path, settings: str) -> tuple[Any, str]:
+def open_eval_app(home: Path, settings: str, states: Path | None = None) -> tuple[Any, str]:
     """Folio opened on FOLIO_HOME=home with these settings (TOML lines) and the eval model registered
     and active: (AppContext, the model's sha256). One llama.cpp thread belongs in `settings` on a
-    shared machine: two spinning threads slow each other down far more than they help."""
+    shared machine: two spinning threads slow each other down far more than they help. `states`: a
+    folder of document snapshots shared with another benchmark's home (the same model reading the
+    same documents with the same instructions makes the same states), so each reads a contract once."""
     os.environ["FOLIO_HOME"] = str(home)
     (home / "config").mkdir(parents=True, exist_ok=True)
+    if states is not None:
+        states.mkdir(parents=True, exist_ok=True)
+        link = home / "cache" / "states"
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not link.is_symlink():
+            if link.is_dir():  # states this home read on its own move to the shared folder
+                import shutil
+
+                for item in link.iterdir():
+                    if not (states / item.name).exists():
+                        item.rename(states / item.name)
+                shutil.rmtree(link)
+            link.symlink_to(states, target_is_directory=True)
     (home / "config" / "settings.toml").write_text(f"schema_version = 1\n{settings}", encoding="utf-8")
     from app.context import open_app
 

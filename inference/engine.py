@@ -50,7 +50,15 @@ from inference.chat_format import PromptPart
 from inference.drafters import MtpDrafter
 from inference.engine_api import EngineConfig, GenerateRequest, Sampling, TokenCount
 from inference.errors import ContextOverflow, EngineError
-from inference.events import EngineEvent, Finished, GenerationStats, PrefillProgress, PrefixReused, StateSaved
+from inference.events import (
+    EngineEvent,
+    Finished,
+    GenerationStats,
+    PrefillProgress,
+    PrefixReused,
+    Scored,
+    StateSaved,
+)
 from inference.llama_native import ContextParams, NativeContext, NativeModel, NativeSampler, lib
 from inference.speculative import AnswerWriter, DraftCounts, Drafting
 from inference.state_cache import StateStore, prefix_keys
@@ -334,6 +342,9 @@ class LocalEngine:
         if request.read_only:
             kept = min(cached, prompt.prefix_cells)  # the context may hold more than the documents
             return GenerationStats(prompt.prefix_cells, kept, 0, prefill_ms, 0.0, self.n_ctx, "read")
+        if request.choices:
+            emit(Scored(self._score(request.choices)))
+            return GenerationStats(prompt.cells, cached, 0, prefill_ms, 0.0, self.n_ctx, "scored")
         ttft: list[float] = []
         completion, reason, drafts = self._sample_loop(
             request.sampling,
@@ -361,6 +372,27 @@ class LocalEngine:
             if self._drafting is not None and request.drafting and not drafts.drafted
             else "",
         )
+
+    def _score(self, choices: tuple[tuple[str, ...], ...]) -> tuple[float, ...]:
+        """log P(first answer token is one of each choice's spellings' first tokens), from the logits
+        the prompt's last token left (the whole vocabulary's softmax, computed in float64)."""
+        assert self.ctx is not None and self.model is not None
+        import numpy as np
+
+        logits = self.ctx.logits().astype(np.float64)
+        top = float(logits.max())
+        log_total = top + float(np.log(np.exp(logits - top).sum()))
+        out = []
+        for spellings in choices:
+            ids = sorted(
+                {t[0] for s in spellings if (t := self.model.tokenize(s, add_special=False, parse_special=False))}
+            )
+            if not ids:
+                raise EngineError(f"the answer choice {spellings!r} has no tokens")
+            chosen = logits[ids]
+            peak = float(chosen.max())
+            out.append(peak + float(np.log(np.exp(chosen - peak).sum())) - log_total)
+        return tuple(out)
 
     def prompt_logits(self, request: GenerateRequest) -> Any:
         """Read the prompt exactly as generate() does and return the next-token logits (for tests)."""

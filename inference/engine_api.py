@@ -98,6 +98,15 @@ class GenerateRequest:
     # request only (llama_set_n_threads), so a background read can leave cores to the user without
     # re-creating the context and dropping what it holds.
     n_threads: int = 0
+    # Score these answers instead of writing one: each choice is one or more spellings ("Yes", "yes"),
+    # and the engine reports how likely the answer's first token is each choice's (Scored), from one
+    # forward pass over the prompt. A decision read from the model's own probabilities costs no
+    # generated answer. Ends with Finished(stop_reason 'scored'); an engine that cannot read the
+    # probabilities (a model server that returns no logprobs) raises ScoringUnsupported.
+    choices: tuple[tuple[str, ...], ...] = ()
+    # Which request this is (0: the engine numbers it): a cancel names the request it stops, so a stop
+    # meant for one job never lands on the next request, another job's or the same job's.
+    request_id: int = 0
 
     @property
     def prefix(self) -> list[PromptPart]:
@@ -145,8 +154,9 @@ class Engine(Protocol):
         Ends with Finished; a cancel ends it early with stop_reason 'cancelled' (not an error)."""
         ...
 
-    def cancel(self) -> None:
-        """Ask the running request to stop soon; safe to call from another thread."""
+    def cancel(self, request_id: int = 0) -> None:
+        """Ask the request with this id to stop soon (0: the one under way, if any); a request not yet
+        started stops at once when it starts. Safe to call from another thread."""
         ...
 
     def close(self) -> None: ...

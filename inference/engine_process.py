@@ -1,7 +1,11 @@
 """The engine runs in a child process: a llama.cpp crash cannot take the window or the CLI down.
 
 One owner drives an EngineProcess at a time. Requests and events travel over one-way OS pipes
-(no sockets); cancel is a shared flag the child checks between tokens and inside llama_decode.
+(no sockets) as the small dataclasses below, which the child dispatches with `match`. A request
+carries its id; cancel is a shared number, the id of the request to stop, which the child compares
+with the request it runs between tokens and inside llama_decode, so a stop never outlives its
+request and never lands on the next one. A request names its configuration and the child loads (or
+reconfigures) first when it differs: a cold question costs one round trip, not two.
 A crash or an out-of-memory kill of the child surfaces as EngineCrashed; the next request starts a
 new child. Implements inference.engine_api.Engine.
 """
@@ -9,38 +13,79 @@ new child. Implements inference.engine_api.Engine.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
+import itertools
 import multiprocessing as mp
 import os
 import signal
+import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, NoReturn
 
 from common.lifeline import Lifeline, lifeline, start_child
 from inference.chat_format import PromptPart
 from inference.engine_api import EngineConfig, GenerateRequest, TokenCount
-from inference.errors import ContextOverflow, EngineCrashed, EngineError, ModelFileError
+from inference.errors import ContextOverflow, EngineCrashed, EngineError, ModelFileError, ScoringUnsupported
 from inference.events import EngineEvent, Failed, Finished, Loaded, Loading
 
 _POLL_S = 0.05
 
 
 class CancelFlag:
-    """A shared bool with no lock. An Event's lock taken by the child (it polls the flag inside
-    every decode) stays taken when the child is killed there, and the parent's next clear() hangs."""
+    """The id of the request to stop, shared with the child and read without a lock: an Event's lock
+    taken by the child (it polls the flag inside every decode) stays taken when the child is killed
+    there, and the parent's next call on it hangs. Request ids only grow, so a stop meant for one
+    request can never match a later one."""
 
     def __init__(self, context: Any) -> None:
-        self._value = context.RawValue(ctypes.c_bool, False)
+        self._value = context.RawValue(ctypes.c_longlong, 0)
 
-    def set(self) -> None:
-        self._value.value = True
+    def stop(self, request_id: int) -> None:
+        self._value.value = request_id
 
-    def clear(self) -> None:
-        self._value.value = False
+    def stops(self, request_id: int) -> bool:
+        return request_id != 0 and self._value.value == request_id
 
-    def is_set(self) -> bool:
-        return bool(self._value.value)
+
+# -- what the parent asks of the child ---------------------------------------------------------------
+@dataclass(frozen=True)
+class Load:
+    config: EngineConfig
+
+
+@dataclass(frozen=True)
+class Generate:
+    config: EngineConfig  # loaded (or applied) first when the child holds another one
+    request: GenerateRequest
+
+
+@dataclass(frozen=True)
+class Count:
+    model_path: str
+    parts: list[PromptPart]
+    prefix_parts: int
+
+
+@dataclass(frozen=True)
+class Devices:
+    pass
+
+
+@dataclass(frozen=True)
+class Logits:
+    request: GenerateRequest
+
+
+@dataclass(frozen=True)
+class Quit:
+    pass
+
+
+Command = Load | Generate | Count | Devices | Logits | Quit
+_IDS = itertools.count(1)  # request ids, unique in this process (the parent's)
 
 
 class EngineProcess:
@@ -54,6 +99,8 @@ class EngineProcess:
         self._requests: Connection | None = None
         self._events: Connection | None = None
         self._config: EngineConfig | None = None
+        self._running = 0  # the id of the request under way (0: none)
+        self._ids_lock = threading.Lock()
 
     # -- lifecycle -------------------------------------------------------------------------------
     @property
@@ -92,7 +139,7 @@ class EngineProcess:
             return
         try:
             if self._requests is not None:
-                self._requests.send(("quit",))
+                self._requests.send(Quit())
         except (OSError, EOFError):
             pass
         self._proc.join(timeout=5)
@@ -113,8 +160,12 @@ class EngineProcess:
                 conn.close()
         self._proc = self._requests = self._events = self._config = None
 
-    def cancel(self) -> None:
-        self._cancel.set()
+    def cancel(self, request_id: int = 0) -> None:
+        """Stop the request with this id, or (0) the one under way; thread-safe, takes no lock the
+        child could hold."""
+        target = request_id or self._running
+        if target:
+            self._cancel.stop(target)
 
     # -- requests --------------------------------------------------------------------------------
     def load(self, config: EngineConfig | None) -> Iterator[EngineEvent]:
@@ -125,7 +176,7 @@ class EngineProcess:
         if self._config == config:
             return
         yield Loading(config.model_path)
-        self._send(("load", config))
+        self._send(Load(config))
         event = self._receive()
         if isinstance(event, Failed):
             self._config = None
@@ -134,21 +185,35 @@ class EngineProcess:
         yield event
 
     def generate(self, config: EngineConfig | None, request: GenerateRequest) -> Iterator[EngineEvent]:
-        self._cancel.clear()
-        yield from self.load(config)
-        self._send(("generate", request))
-        while True:
-            event = self._receive()
-            if isinstance(event, Failed):
-                raise _error_from(event)
-            yield event
-            if isinstance(event, Finished):
-                return
+        if config is None:
+            raise EngineError("the local engine needs a model configuration")
+        if not request.request_id:
+            request = dataclasses.replace(request, request_id=next(_IDS))
+        self._ensure_started()
+        if self._config != config:
+            yield Loading(config.model_path)
+        self._running = request.request_id
+        try:
+            self._send(Generate(config, request))
+            while True:
+                event = self._receive()
+                if isinstance(event, Failed):
+                    if event.kind == "model":
+                        self._config = None
+                    raise _error_from(event)
+                if isinstance(event, Loaded):
+                    self._config = config
+                yield event
+                if isinstance(event, Finished):
+                    self._config = config
+                    return
+        finally:
+            self._running = 0
 
     def count_tokens(self, config: EngineConfig, parts: list[PromptPart], prefix_parts: int) -> TokenCount:
         """Exact token counts, with the loaded model or (before any load) its vocabulary alone."""
         self._ensure_started()
-        self._send(("count", config.model_path, parts, prefix_parts))
+        self._send(Count(config.model_path, parts, prefix_parts))
         event = self._receive_any()
         if isinstance(event, Failed):
             raise _error_from(event)
@@ -158,7 +223,7 @@ class EngineProcess:
     def gpu_devices(self) -> list[tuple[str, int, int]]:
         """(name, free, total) of the GPUs llama.cpp can offload to, asked of the child process."""
         self._ensure_started()
-        self._send(("devices",))
+        self._send(Devices())
         event = self._receive_any()
         if isinstance(event, Failed):
             raise _error_from(event)
@@ -167,10 +232,9 @@ class EngineProcess:
 
     def prompt_logits(self, config: EngineConfig, request: GenerateRequest) -> Any:
         """Next-token logits after reading the prompt the way generate() does (for equivalence tests)."""
-        self._cancel.clear()
         for _ in self.load(config):
             pass
-        self._send(("logits", request))
+        self._send(Logits(request))
         event = self._receive_any()
         if isinstance(event, Failed):
             raise _error_from(event)
@@ -182,7 +246,7 @@ class EngineProcess:
         if self._proc is None:
             self._start()
 
-    def _send(self, message: tuple[Any, ...]) -> None:
+    def _send(self, message: Command) -> None:
         assert self._requests is not None
         try:
             self._requests.send(message)
@@ -233,6 +297,8 @@ def _error_from(event: Failed) -> EngineError:
         return ContextOverflow(event.message)
     if event.kind == "model":
         return ModelFileError(event.message)
+    if event.kind == "scoring":
+        return ScoringUnsupported(event.message)
     return EngineError(event.message)
 
 
@@ -245,9 +311,11 @@ def _serve(
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C belongs to the parent, which cancels us
     parent = os.getppid()
 
+    running = 0  # the id of the request this child is working on
+
     def stop() -> bool:
         # A parent that died (kill, crash) cannot cancel: a long read would run on as an orphan.
-        return cancel.is_set() or os.getppid() != parent
+        return cancel.stops(running) or os.getppid() != parent
 
     if memory_limit > 0:
         import resource
@@ -261,59 +329,66 @@ def _serve(
     # The documents' tokens from the last count before a load: the question that follows loads the
     # model and would otherwise tokenize a 262K-token prefix a second time.
     counted: CountedPrefix | None = None
+
+    def load(config: EngineConfig) -> None:
+        nonlocal engine, vocab, counted
+        start = time.perf_counter()
+        if vocab is not None:
+            vocab.close()
+            vocab = None
+        if engine is None:
+            engine = LocalEngine(config, cancelled=stop)
+        else:
+            try:
+                engine.configure(config)
+            except BaseException:
+                engine.close()
+                engine = None
+                raise
+        if counted is not None and counted.model_path == config.model_path:
+            engine.adopt_prefix(counted.key, counted.pieces, counted.ends)
+        counted = None
+        events.send(Loaded(config.model_path, engine.n_ctx, time.perf_counter() - start, engine.memory_report))
+
     while True:
         try:
             message = requests.recv()
         except (EOFError, OSError):
             return
-        command = message[0]
-        if command == "quit":
-            return
         try:
-            if command == "load":
-                config = message[1]
-                start = time.perf_counter()
-                if vocab is not None:
-                    vocab.close()
-                    vocab = None
-                if engine is None:
-                    engine = LocalEngine(config, cancelled=stop)
-                else:
+            match message:
+                case Quit():
+                    return
+                case Load(config=config):
+                    load(config)
+                case Generate(config=config, request=request):
+                    if engine is None or engine.config != config:
+                        load(config)
+                    assert engine is not None
+                    running = request.request_id
                     try:
-                        engine.configure(config)
-                    except BaseException:
-                        engine.close()
-                        engine = None
-                        raise
-                if counted is not None and counted.model_path == config.model_path:
-                    engine.adopt_prefix(counted.key, counted.pieces, counted.ends)
-                counted = None
-                events.send(Loaded(config.model_path, engine.n_ctx, time.perf_counter() - start, engine.memory_report))
-            elif command == "generate":
-                if engine is None:
-                    events.send(Failed("no model is loaded"))
-                    continue
-                run_generation(engine, message[1], events.send)
-            elif command == "logits":
-                if engine is None:
-                    events.send(Failed("no model is loaded"))
-                    continue
-                events.send(engine.prompt_logits(message[1]))
-            elif command == "devices":
-                from inference.llama_native import gpu_devices
+                        run_generation(engine, request, events.send)
+                    finally:
+                        running = 0
+                case Logits(request=request):
+                    if engine is None:
+                        events.send(Failed("no model is loaded"))
+                        continue
+                    events.send(engine.prompt_logits(request))
+                case Devices():
+                    from inference.llama_native import gpu_devices
 
-                events.send(gpu_devices())
-            elif command == "count":
-                _path, parts, prefix_parts = message[1:]
-                if engine is not None and engine.config is not None and engine.config.model_path == _path:
-                    events.send(engine.count(parts, prefix_parts))
-                    continue
-                if vocab is None or vocab.path != _path:
-                    if vocab is not None:
-                        vocab.close()
-                    vocab = NativeModel(_path, vocab_only=True)
-                count, counted = count_keeping_prefix(vocab, parts, prefix_parts)
-                events.send(count)
+                    events.send(gpu_devices())
+                case Count(model_path=path, parts=parts, prefix_parts=prefix_parts):
+                    if engine is not None and engine.config is not None and engine.config.model_path == path:
+                        events.send(engine.count(parts, prefix_parts))
+                        continue
+                    if vocab is None or vocab.path != path:
+                        if vocab is not None:
+                            vocab.close()
+                        vocab = NativeModel(path, vocab_only=True)
+                    count, counted = count_keeping_prefix(vocab, parts, prefix_parts)
+                    events.send(count)
         except ContextOverflow as exc:
             events.send(Failed(str(exc), kind="overflow"))
         except ModelFileError as exc:

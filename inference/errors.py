@@ -24,3 +24,8 @@ class EngineCrashed(EngineError):
 
 class ContextOverflow(EngineError):
     """The prompt does not fit in the context window."""
+
+
+class ScoringUnsupported(EngineError):
+    """The engine cannot read its model's probabilities (a model server that returns no logprobs):
+    the caller falls back to a generated decision."""

@@ -56,6 +56,18 @@ class TokenText:
 
 
 @dataclass(frozen=True)
+class Scored:
+    """A request's choices (GenerateRequest.choices), scored: for each, the natural log of the
+    probability that the answer's first token is one of its spellings' first tokens, from the model's
+    own next-token distribution over the whole vocabulary (so they need not sum to 1: the rest went
+    to other tokens). `source` says how they were read: 'logits' (a local model) or 'logprobs' (a
+    model server's top log-probabilities, with a choice missing from them at most the smallest there)."""
+
+    logprobs: tuple[float, ...]
+    source: str = "logits"
+
+
+@dataclass(frozen=True)
 class GenerationStats:
     prompt_tokens: int
     cached_tokens: int  # prompt tokens restored from a snapshot instead of evaluated
@@ -63,7 +75,7 @@ class GenerationStats:
     prefill_ms: float
     generate_ms: float
     n_ctx: int
-    stop_reason: str  # 'eos' | 'length' | 'cancelled' | 'read' (a read of the documents alone)
+    stop_reason: str  # 'eos' | 'length' | 'cancelled' | 'read' (the documents alone) | 'scored' (choices)
     ttft_ms: float = 0.0  # request received -> first answer token (restore + prefill + first sample)
     drafted_tokens: int = 0  # speculative decoding: drafted tokens the model checked...
     accepted_tokens: int = 0  # ...and those it kept, having drawn the same tokens itself
@@ -87,7 +99,7 @@ class Finished:
 @dataclass(frozen=True)
 class Failed:
     message: str
-    kind: str = "engine"  # engine | overflow | model
+    kind: str = "engine"  # engine | overflow | model | scoring
 
 
-EngineEvent = Loading | Loaded | PrefixReused | StateSaved | PrefillProgress | TokenText | Finished | Failed
+EngineEvent = Loading | Loaded | PrefixReused | StateSaved | PrefillProgress | TokenText | Scored | Finished | Failed

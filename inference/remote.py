@@ -28,8 +28,8 @@ from urllib.parse import urlsplit
 
 from inference.chat_format import Message, PromptPart, content_parts
 from inference.engine_api import EngineConfig, GenerateRequest, TokenCount
-from inference.errors import ContextOverflow, EngineError
-from inference.events import EngineEvent, Finished, GenerationStats, Loaded, Loading, TokenText
+from inference.errors import ContextOverflow, EngineError, ScoringUnsupported
+from inference.events import EngineEvent, Finished, GenerationStats, Loaded, Loading, Scored, TokenText
 
 if TYPE_CHECKING:
     import httpx
@@ -40,6 +40,7 @@ _SPECIAL_LOOKING = re.compile(
 )
 _CONTEXT_WORDS = re.compile(r"context|too long|maximum.*length|exceed", re.IGNORECASE)
 _MAX_DETAIL = 200
+TOP_LOGPROBS = 20  # OpenAI's most; a scored answer's choices are among them unless the model shuns them
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,10 @@ class RemoteEngine:
         self.model_id = config.model
         self.n_ctx = 0
         self._connected = False
-        self._cancel = threading.Event()
+        self._cancel = threading.Event()  # the request under way was asked to stop
+        self._running = 0  # its request id
+        self._stopped: set[int] = set()  # ids asked to stop before they started
+        self._next_id = 0
         self._lock = threading.Lock()
         # The socket of the request under way: shutting it down wakes a read blocked on it at once
         # (closing it from another thread would not), and the server sees the drop.
@@ -109,13 +113,31 @@ class RemoteEngine:
     def gpu_devices(self) -> list[tuple[str, int, int]]:
         return []  # the server's GPUs are its own business
 
-    def cancel(self) -> None:
-        self._cancel.set()
+    def cancel(self, request_id: int = 0) -> None:
         with self._lock:
+            if request_id and request_id != self._running:
+                self._stopped.add(request_id)  # not started yet (or long over): it stops when it starts
+                return
+            self._cancel.set()
             sock = self._active
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)  # wakes the reader; the server sees the drop
+
+    def _begin(self, request_id: int) -> int:
+        """Make `request_id` (or a new number) the request under way; its cancel flag says whether it
+        was already asked to stop."""
+        with self._lock:
+            if not request_id:
+                self._next_id -= 1  # numbers of its own, apart from the callers' (positive) ones
+                request_id = self._next_id
+            self._running = request_id
+            if request_id in self._stopped:
+                self._stopped.discard(request_id)
+                self._cancel.set()
+            else:
+                self._cancel.clear()
+            return request_id
 
     def close(self) -> None:
         self.cancel()
@@ -126,7 +148,7 @@ class RemoteEngine:
 
     def load(self, config: EngineConfig | None = None) -> Iterator[EngineEvent]:
         """Reach the server and learn which model it serves (once); EngineConfig is not used."""
-        self._cancel.clear()
+        self._begin(0)
         try:
             yield from self._load()
         except _Cancelled:
@@ -155,7 +177,7 @@ class RemoteEngine:
         yield Loaded(self.model_id, self.n_ctx, time.perf_counter() - start)
 
     def generate(self, config: EngineConfig | None, request: GenerateRequest) -> Iterator[EngineEvent]:
-        self._cancel.clear()
+        self._begin(request.request_id)
         start = time.perf_counter()
         try:
             yield from self._load()
@@ -165,7 +187,55 @@ class RemoteEngine:
         if not request.messages:
             raise EngineError("the model server needs the conversation, not a rendered prompt")
         with self._client() as client:
+            if request.choices:
+                yield from self._score(client, request, start)
+                return
             yield from self._stream(client, self._body(request), start)
+
+    def _score(self, client: httpx.Client, request: GenerateRequest, start: float) -> Iterator[EngineEvent]:
+        """The choices scored from the first answer token's top log-probabilities (OpenAI's logprobs):
+        one token, greedy. A server that returns none raises ScoringUnsupported."""
+        import httpx
+
+        body = {
+            **self._body(request),
+            "stream": False,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "logprobs": True,
+            "top_logprobs": TOP_LOGPROBS,
+        }
+        body.pop("stream_options", None)
+        body.pop("response_format", None)
+        where = self.remote.host
+        try:
+            with client.stream("POST", "/v1/chat/completions", json=body) as response:
+                self._hold(response)
+                raw = response.read()
+        except _Cancelled:
+            yield Finished(self._stats(start, None, 0, {}, {}, "cancelled"))
+            return
+        except httpx.HTTPError as exc:
+            if self._cancel.is_set():
+                yield Finished(self._stats(start, None, 0, {}, {}, "cancelled"))
+                return
+            raise self._reach_error(exc) from exc
+        finally:
+            self._release()
+        if response.status_code >= 400:
+            if b"logprob" in raw.lower():
+                raise ScoringUnsupported(f"the model server at {where} does not return token probabilities")
+            raise _http_error(where, response.status_code, raw[: 64 * 1024])
+        try:
+            reply = json.loads(raw)
+            top = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+            seen = [(str(t["token"]), float(t["logprob"])) for t in top]
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise ScoringUnsupported(f"the model server at {where} does not return token probabilities") from exc
+        if not seen:
+            raise ScoringUnsupported(f"the model server at {where} does not return token probabilities")
+        yield Scored(choice_logprobs(request.choices, seen), source="logprobs")
+        yield Finished(self._stats(start, None, 0, reply.get("usage") or {}, reply.get("timings") or {}, "scored"))
 
     # -- request ---------------------------------------------------------------------------------
     def _body(self, request: GenerateRequest) -> dict[str, Any]:
@@ -356,6 +426,21 @@ class RemoteEngine:
             n_ctx=self.n_ctx,
             stop_reason=reason,
         )
+
+
+def choice_logprobs(choices: tuple[tuple[str, ...], ...], top: list[tuple[str, float]]) -> tuple[float, ...]:
+    """Each choice's log-probability from a server's top tokens: the tokens whose text (spaces aside,
+    any case) is one of its spellings, summed; a choice none of the top tokens spells gets the
+    smallest probability listed, which bounds it from above."""
+    import math
+
+    floor = min(lp for _t, lp in top)
+    out = []
+    for spellings in choices:
+        wanted = {s.strip().lower() for s in spellings}
+        mine = [math.exp(lp) for token, lp in top if token.strip().lower() in wanted and token.strip()]
+        out.append(math.log(sum(mine)) if mine else floor)
+    return tuple(out)
 
 
 class _Cancelled(Exception):

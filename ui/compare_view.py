@@ -28,8 +28,9 @@ from app.compare.markdown import change_text, summary
 from app.compare.redline import Redline
 from app.compare.summary import Summary
 from app.compare.tracked import Paragraph, tracked_paragraphs
+from app.context import AppContext
 from app.errors import USER_ERRORS, one_line
-from app.export import REDLINE_FORMATS, format_of, redline_bytes, safe_filename, write_new
+from app.export import Exporter, safe_filename
 
 DELETED_STYLE = "color:#b00000; text-decoration:line-through; background:#fde8e8"
 INSERTED_STYLE = "color:#006000; text-decoration:underline; background:#e6f6e6"
@@ -65,8 +66,9 @@ def side_html(paragraphs: list[Paragraph], side: str) -> str:
 class CompareView(QDialog):
     cancel_requested = Signal()
 
-    def __init__(self, old_title: str, new_title: str, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: AppContext, old_title: str, new_title: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.ctx = ctx  # exports are written (and audited) through the app's Exporter
         self.setWindowTitle(f"Compare: {old_title} → {new_title}")
         self.resize(1400, 850)
         self.redline: Redline | None = None
@@ -173,7 +175,7 @@ class CompareView(QDialog):
         assert self.redline is not None
         try:
             # The save dialog has already asked before replacing a file.
-            write_new(path, redline_bytes(format_of(path, REDLINE_FORMATS), self.redline, self.written), overwrite=True)
+            Exporter(self.ctx).redline(self.redline, path, written=self.written, overwrite=True)
         except USER_ERRORS as exc:
             self.status.setText(one_line(exc))
             return

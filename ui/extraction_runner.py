@@ -13,7 +13,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from app.context import AppContext
-from app.engine.session import Progress
+from app.engine.progress import Progress
 from app.extraction.runner import CellsStored, DocumentStarted, RunFinished, RunStarted, load_table
 from ui.extraction_table import ExtractionTableView
 

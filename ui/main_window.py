@@ -24,7 +24,8 @@ from app.citations.targets import PASSAGE, CitationTarget, ClaimTarget
 from app.compare.redline import Redline
 from app.compare.summary import Summary
 from app.context import AppContext
-from app.engine.session import Progress, Session
+from app.engine.progress import Progress
+from app.engine.session import Session
 from app.errors import NotFound
 from app.extraction.runner import Evidence
 from app.reading import ReadAheadStatus, reading_states
@@ -35,6 +36,7 @@ from app.store.search import Search, SearchHit
 from ui.background import start_worker_thread
 from ui.chat_panel import ChatPanel
 from ui.compare_view import CompareView
+from ui.conversation_state import ConversationState, Job
 from ui.conversations_panel import ConversationsPanel
 from ui.extraction_runner import ExtractionRunDialog
 from ui.library_panel import LibraryPanel
@@ -45,9 +47,15 @@ from ui.viewer_panel import DocumentViewer
 from ui.work_menu import WorkMenu
 from ui.workers import AskJob, ChatWorker, CompareJob, ExtractJob, IngestProgress, IngestWorker, SummaryUnavailable
 
-FILE_FILTER = (
-    "Documents (*.pdf *.PDF *.png *.jpg *.jpeg *.tif *.tiff *.webp *.bmp *.mp4 *.mov *.avi *.mkv *.webm);;All files (*)"
-)
+# Every kind of file Folio reads (ingest/sniff.py tells them by content; these are their usual names):
+# PDF, Word, plain text and Markdown, e-mail, images, video. Each in both cases: GTK's file dialog
+# matches patterns case-sensitively, and scans and files from Windows often end in .PDF or .JPG.
+_READ_EXTENSIONS = (
+    "pdf", "docx", "txt", "md", "markdown", "eml", "msg",
+    "png", "jpg", "jpeg", "tif", "tiff", "webp", "bmp",
+    "mp4", "mov", "avi", "mkv", "webm",
+)  # fmt: skip
+FILE_FILTER = "Documents (" + " ".join(f"*.{e} *.{e.upper()}" for e in _READ_EXTENSIONS) + ");;All files (*)"
 
 
 class MainWindow(QMainWindow):
@@ -63,17 +71,15 @@ class MainWindow(QMainWindow):
         self.session = Session.for_context(ctx)
         self.conversations = Conversations(ctx.db)
         self.recent = RecentDocuments(ctx.db)
-        self.conversation_id: int | None = None
+        self.talk = ConversationState()
         self.extraction: ExtractionRunDialog | None = None
         self.comparison: CompareView | None = None
-        self._job: str | None = None  # 'ask' | 'extract' while the engine works
+        self._job: Job | None = None  # while the engine works
         self._closed = False
         self._reading_now: tuple[int, ReadState] | None = None  # the document read ahead now, how far
         self._batches: deque[bool] = deque()  # per queued ingest batch: did the user start it here?
         self._batch_added = 0
         self._batch_failures: list[str] = []
-        self._pending_user: int | None = None
-        self._selection_changed_meanwhile = False
         self.setWindowTitle("Folio")
         self.resize(1400, 860)
         self.setAcceptDrops(True)
@@ -306,7 +312,7 @@ class MainWindow(QMainWindow):
         self._batch_added += 1
         self.read_ahead.poke()
         # While an answer is written the selection (and so the conversation) stays as it is.
-        self.refresh_library(select=None if self._job == "ask" else doc_id)
+        self.refresh_library(select=None if self._job is Job.ASK else doc_id)
         if not created:
             self.statusBar().showMessage("That document is already in the library", 5000)
 
@@ -397,11 +403,20 @@ class MainWindow(QMainWindow):
             self.viewer.show_page(evidence.document_id, evidence.page, quote=evidence.quote, quote_state=state)
 
     # -- conversations -------------------------------------------------------------------------
+    @property
+    def conversation_id(self) -> int | None:
+        """The conversation on screen (None: the next question starts a new one)."""
+        return self.talk.id
+
+    @conversation_id.setter
+    def conversation_id(self, value: int | None) -> None:
+        self.talk.id = value
+
     def _on_selection(self, ids: list[int]) -> None:
         if ids and (self.viewer.doc is None or self.viewer.doc.id not in ids):
             self.viewer.open_document(ids[-1])
-        if self._job == "ask":
-            self._selection_changed_meanwhile = True
+        if self._job is Job.ASK:
+            self.talk.selection_changed = True
             return  # the answer being written belongs to the conversation on screen; see _on_chat_finished
         self.conversation_list.set_documents(ids)
         if not ids:
@@ -419,7 +434,7 @@ class MainWindow(QMainWindow):
             self.chat.show_messages([], ids)
 
     def _on_conversation_chosen(self, conversation_id: int | None) -> None:
-        if self._job == "ask":
+        if self._job is Job.ASK:
             return
         if conversation_id is None:
             self.conversation_id = None
@@ -450,8 +465,7 @@ class MainWindow(QMainWindow):
     # -- chat ----------------------------------------------------------------------------------
     def _engine_free(self) -> bool:
         if self._job is not None:
-            busy = {"extract": "an extraction run", "compare": "a comparison"}.get(self._job, "an answer")
-            self.statusBar().showMessage(f"The model is busy with {busy}; stop it first (Esc)", 5000)
+            self.statusBar().showMessage(f"The model is busy with {self._job.busy}; stop it first (Esc)", 5000)
             return False
         return True
 
@@ -465,18 +479,19 @@ class MainWindow(QMainWindow):
         document_ids = ids
         if self.conversation_id is not None:
             document_ids = self.conversations.get(self.conversation_id).document_ids
-        self._start_job("ask")
+        self._start_job(Job.ASK)
         self.chat.begin_answer(question, document_ids)
         self.ask_job.emit(AskJob(ids, question, self.conversation_id))
 
     def regenerate(self) -> None:
         if self.conversation_id is None or not self._engine_free():
             return
-        question = self.chat.transcript.drop_last_exchange()
+        question = self.chat.transcript.drop_last_exchange()  # on screen only: stored until the new answer is
         if question is None:
             return
         document_ids = self.conversations.get(self.conversation_id).document_ids
-        self._start_job("ask")
+        self._start_job(Job.ASK)
+        self.talk.regenerating = True
         self.chat.begin_answer(question, document_ids)
         self.ask_job.emit(AskJob(document_ids, question, self.conversation_id, regenerate=True))
 
@@ -486,15 +501,15 @@ class MainWindow(QMainWindow):
         self.chat_worker.cancel()
         self.status.set_engine("stopping")
 
-    def _start_job(self, job: str) -> None:
+    def _start_job(self, job: Job) -> None:
         self._job = job
         self.chat.set_busy(True)
-        self.status.set_engine({"ask": "loading", "compare": "comparing"}.get(job, "extracting"))
+        self.status.set_engine(job.engine_state)
 
     def _on_chat_event(self, event: object) -> None:
         if isinstance(event, ChatStarted):
             self.conversation_id = event.conversation_id
-            self._pending_user = event.user_message_id
+            self.talk.pending_user = event.user_message_id
             self.status.show_answering_model(event.model_label, event.demo_model)
             if event.document_ids:  # a new conversation's documents come in reading order
                 self.chat.set_document_order(list(event.document_ids))
@@ -508,7 +523,7 @@ class MainWindow(QMainWindow):
                 self.status.set_engine("answering")
             self.chat.append(event.channel, event.text)
         elif isinstance(event, AnswerDone):
-            user = self._stored_message(self._pending_user)
+            user = self._stored_message(self.talk.pending_user)
             self.chat.finish_answer(event.message, user)
             if event.stats is not None:
                 used = event.stats.prompt_tokens + event.stats.completion_tokens
@@ -528,16 +543,20 @@ class MainWindow(QMainWindow):
         self.status.set_engine("idle")
         self.read_ahead.poke()  # a read the question interrupted continues now
         self._show_reading_states()
-        if self._selection_changed_meanwhile:  # the user picked other documents during the answer
-            self._selection_changed_meanwhile = False
+        regenerated, self.talk.regenerating = self.talk.regenerating, False
+        if self.talk.selection_changed:  # the user picked other documents during the answer
+            self.talk.selection_changed = False
             self._on_selection(self.library.selected_ids())
-        if job == "extract" and self.extraction is not None and self.extraction.finished_status is None:
+        elif regenerated and self.conversation_id is not None:
+            # As stored: the new answer in place of the old, or (not finished) the old one still there.
+            self.open_conversation(self.conversation_id)
+        if job is Job.EXTRACT and self.extraction is not None and self.extraction.finished_status is None:
             self.extraction.finish("failed", "the run stopped")
 
     def _on_chat_failed(self, reason: str) -> None:
-        if self._job == "extract" and self.extraction is not None:
+        if self._job is Job.EXTRACT and self.extraction is not None:
             self.extraction.finish("failed", reason)
-        elif self._job == "compare" and self.comparison is not None:
+        elif self._job is Job.COMPARE and self.comparison is not None:
             self.comparison.summary_unavailable(reason)
         else:
             self.chat.fail_answer(reason)
@@ -567,7 +586,7 @@ class MainWindow(QMainWindow):
         self.work_menu.connect_table(dialog.table)
         self.extraction = dialog
         dialog.show()
-        self._start_job("extract")
+        self._start_job(Job.EXTRACT)
         self.extract_job.emit(ExtractJob(template_key, ids))
 
     # -- comparing two versions ----------------------------------------------------------------
@@ -581,16 +600,16 @@ class MainWindow(QMainWindow):
         if not self._engine_free():
             return
         old, new = (self.ctx.library.get(i) for i in ids)
-        view = CompareView(old.title, new.title, self)
+        view = CompareView(self.ctx, old.title, new.title, self)
         view.cancel_requested.connect(self.stop)
         view.finished.connect(self._compare_closed)
         self.comparison = view
         view.show()
-        self._start_job("compare")
+        self._start_job(Job.COMPARE)
         self.compare_job.emit(CompareJob(old.id, new.id))
 
     def _compare_closed(self) -> None:
-        if self._job == "compare":  # nobody is waiting for the summary any more: free the engine
+        if self._job is Job.COMPARE:  # nobody is waiting for the summary any more: free the engine
             self.stop()
 
     def _on_compare_event(self, event: object) -> None:

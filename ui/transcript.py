@@ -28,7 +28,7 @@ from PySide6.QtGui import (
     QTextFormat,
 )
 
-from app.citations.grounding import ADDED, EXEMPT, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
+from app.citations.grounding import ADDED, EXEMPT, PARTLY, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
 from app.citations.targets import CitationTarget, ClaimTarget, claim_targets, escape_markdown, link_citations, targets
 from app.citations.verdicts import summary
 from app.store.conversations import MessageRow
@@ -49,6 +49,7 @@ VERDICT_COLOURS = {
     SUPPORTED: ("#166534", "#86efac"),
     WRONG_PAGE: ("#92400e", "#fcd34d"),
     ADDED: ("#1e40af", "#93c5fd"),
+    PARTLY: ("#92400e", "#fcd34d"),
     UNSUPPORTED: ("#b91c1c", "#fca5a5"),
     EXEMPT: ("#52525b", "#a1a1aa"),
 }

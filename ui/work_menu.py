@@ -98,11 +98,13 @@ class WorkMenu(QObject):
 
     def show_table(self, run_id: int | None = None) -> ExtractionTableView | None:
         if not run_id:
-            rows = self.ctx.db.execute("SELECT id FROM extraction_runs ORDER BY id DESC").fetchall()
-            if not rows:
+            from app.store.extraction import ExtractionStore
+
+            ids = ExtractionStore(self.ctx.db).run_ids()
+            if not ids:
                 self._say("No extraction runs yet: folio extract --template contract_review FOLDER")
                 return None
-            labels = [f"{r[0]}: {load_run_info(self.ctx, r[0]).template.name}" for r in rows]
+            labels = [f"{i}: {load_run_info(self.ctx, i).template.name}" for i in ids]
             choice, ok = QInputDialog.getItem(self.window, "Extraction table", "Run", labels, 0, False)
             if not ok:
                 return None
@@ -184,16 +186,11 @@ class WorkMenu(QObject):
             "JSON Lines (*.jsonl);;CSV (*.csv)",
         )
         if path:
-            from app.export import write_new
+            from app.export import Exporter
 
             fmt = "csv" if path.lower().endswith(".csv") else "jsonl"
-            data = self.ctx.audit.export(fmt)
-
-            def write() -> Path:
-                write_new(Path(path), data, overwrite=True)
-                return Path(path)
-
-            self._run(write)
+            # The save dialog has already asked before replacing a file.
+            self._run(lambda: Exporter(self.ctx).audit_log(Path(path), fmt=fmt, overwrite=True).path)
 
     def _run(self, job: Callable[[], Path]) -> None:
         try:

@@ -10,7 +10,6 @@ function has no receiver, so Qt would call it in the worker's thread.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,11 +19,10 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from app.chat import ChatEvent, ChatService
 from app.context import AppContext
-from app.engine.session import Session
+from app.engine.session import CancelToken, Session
 from app.errors import FAULTS, USER_ERRORS, Cancelled, one_line
 from app.extraction.runner import ExtractionEvent, ExtractionService
 from app.processes.ingest_reader import IngestProcess
-from app.store.conversations import Conversations
 from ingest.progress import ReadProgress
 
 
@@ -34,7 +32,9 @@ class AskJob:
     question: str
     conversation_id: int | None
     thinking: bool | None = None
-    regenerate: bool = False  # drop the conversation's last exchange first and ask its question again
+    regenerate: bool = (
+        False  # ask the conversation's last question again (its old exchange goes once this one is stored)
+    )
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class ChatWorker(QObject):
         self.session = session
         self._service: ChatService | None = None
         self._extraction: ExtractionService | None = None
-        self._compare_stop = threading.Event()  # a comparison's summary stops between requests
+        self._token = CancelToken()  # the job under way's: Stop stops that job, whatever it is
 
     def _svc(self) -> ChatService:
         if self._service is None:  # created on the worker thread: its DB connection lives here
@@ -86,24 +86,24 @@ class ChatWorker(QObject):
 
     @Slot(object)
     def ask(self, job: AskJob) -> None:
-        with self._job():
-            question = job.question
-            if job.regenerate and job.conversation_id is not None:
-                question = Conversations(self._svc().ctx.db).drop_last_exchange(job.conversation_id)
+        with self._job() as token:
             self._svc().ask(
                 job.document_ids,
-                question,
+                job.question,
                 conversation_id=job.conversation_id,
                 thinking=job.thinking,
                 on_event=self._emit,
+                regenerate=job.regenerate,
+                cancel=token,
             )
 
     @contextmanager
-    def _job(self) -> Iterator[None]:
-        """A job's failure is one line for the window (which stays alive), and the window always
-        hears that the job ended."""
+    def _job(self) -> Iterator[CancelToken]:
+        """A job with a stop of its own; its failure is one line for the window (which stays alive),
+        and the window always hears that the job ended."""
+        self._token = CancelToken()
         try:
-            yield
+            yield self._token
         except (*USER_ERRORS, *FAULTS) as exc:  # a full disk, a locked library: said in plain words
             self.failed.emit(one_line(exc))
         except Exception as exc:
@@ -117,11 +117,11 @@ class ChatWorker(QObject):
     @Slot(object)
     def extract(self, job: ExtractJob) -> None:
         """Fill an extraction table on the same engine as chat (one owner of the llama.cpp model)."""
-        with self._job():
+        with self._job() as token:
             service = self._extractor()
             template = service.templates.get(job.template_key)
             run_id = service.start_run(template, job.document_ids)
-            service.run(run_id, job.document_ids, on_event=self._emit_extraction)
+            service.run(run_id, job.document_ids, on_event=self._emit_extraction, cancel=token)
 
     @Slot(object)
     def compare(self, job: CompareJob) -> None:
@@ -130,8 +130,7 @@ class ChatWorker(QObject):
         from app.compare.summary import summarise
         from app.compare.versions import version_from_library
 
-        self._compare_stop.clear()
-        with self._job():
+        with self._job() as token:
             ctx = self._svc().ctx
             redline = compare(version_from_library(ctx, job.old_id), version_from_library(ctx, job.new_id))
             self.compare_event.emit(redline)
@@ -146,7 +145,7 @@ class ChatWorker(QObject):
                     job.old_id,
                     job.new_id,
                     on_progress=self.compare_event.emit,
-                    stop=self._compare_stop,
+                    cancel=token,
                 )
             except Cancelled:
                 self.compare_event.emit(SummaryUnavailable("stopped"))
@@ -165,11 +164,9 @@ class ChatWorker(QObject):
         self.extraction_event.emit(event)
 
     def cancel(self) -> None:
-        """Called from the UI thread: only sets cancel flags, which are thread-safe."""
-        self._compare_stop.set()
-        if self._extraction is not None:
-            self._extraction.cancel()  # also stops a run between two fields
-        self.session.cancel()
+        """Called from the UI thread: stops the job under way (its request now, and every later one);
+        thread-safe."""
+        self._token.cancel()
 
     @Slot()
     def shutdown(self) -> None:

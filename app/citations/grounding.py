@@ -18,6 +18,11 @@ What each verdict claims (and nothing more):
   it clearly better.
 - WRONG_PAGE: the answer cites a page that does not hold this, but another page does (page = that one).
 - ADDED: the answer cites nothing; Folio found a page that supports it (page = Folio's, not the model's).
+- PARTLY: no page holds the whole claim, but one passage holds some of its facts or names (a date, a
+  party) with enough of its words, and the rest was not found there (`missing` says what, and whether
+  it is anywhere in the document): "The agreement was made on March 14, 2012, as stated in
+  Exhibit A" where p. 1 has the date and no page has an Exhibit A. The page is where the found part
+  stands (the cited one when it holds it).
 - UNSUPPORTED: no page holds the claim's facts: some were not found anywhere near each other.
 - EXEMPT: needs no source (a heading, a courtesy, a statement that the documents do not say something).
 
@@ -51,11 +56,13 @@ QUOTED = "quoted"
 SUPPORTED = "supported"
 WRONG_PAGE = "wrong_page"
 ADDED = "added"
+PARTLY = "partly"
 UNSUPPORTED = "unsupported"
 EXEMPT = "exempt"
-VERDICTS = (QUOTED, SUPPORTED, WRONG_PAGE, ADDED, UNSUPPORTED, EXEMPT)
-# A verdict that names a page holding the claim.
-FOUND = (QUOTED, SUPPORTED, WRONG_PAGE, ADDED)
+VERDICTS = (QUOTED, SUPPORTED, WRONG_PAGE, ADDED, PARTLY, UNSUPPORTED, EXEMPT)
+# A verdict that names a page holding the claim (PARTLY: the part of it that was found).
+FOUND = (QUOTED, SUPPORTED, WRONG_PAGE, ADDED, PARTLY)
+ELSEWHERE_NOTE = " (elsewhere in the document, not with the rest)"  # a missing part another page holds
 
 # Share of the claim's content words (weighted by rarity) a passage must hold, with and without
 # facts or names that the passage holds too. Calibrated on CUAD contracts (benchmarks/bench_grounding.py).
@@ -399,19 +406,11 @@ class Sources:
         ids = list(read)
 
         def search(terms: list[str]) -> list[int]:
-            from app.store.search import fts_query
+            from app.store.search import Search, fts_query
 
             query = " OR ".join(fts_query(t) for t in dict.fromkeys(terms) if fts_query(t))
-            if not query or not ids:
-                return []
-            marks = ",".join("?" * len(ids))
-            rows = ctx.db.execute(
-                f"SELECT s.document_id, s.page, s.t_seconds FROM segments_fts JOIN segments s "
-                f"ON s.id = segments_fts.rowid WHERE segments_fts MATCH ? AND s.document_id IN ({marks}) "
-                f"ORDER BY bm25(segments_fts) LIMIT {CANDIDATE_SEGMENTS}",
-                [query, *ids],
-            ).fetchall()
-            return list(dict.fromkeys(where[k] for k in map(tuple, rows) if k in where))
+            places = Search(ctx.db).segment_places(query, ids, limit=CANDIDATE_SEGMENTS)
+            return list(dict.fromkeys(where[k] for k in places if k in where))
 
         return cls(units, document_indexes(ctx, list(document_ids)), list(document_ids), search)
 
@@ -484,6 +483,9 @@ class Sources:
         if elsewhere is not None:
             verdict = WRONG_PAGE if cited else ADDED
             return self._result(verdict, elsewhere, quote, quote_found, checked, written)
+        partly = self._partly(claim, text, facts, names, cited_units, candidates, written, quote, quote_found, checked)
+        if partly is not None:
+            return partly
         missing = self._missing(claim, text, facts, names)
         reason = "no_such_page" if bad_anchor else ""
         return Grounding(
@@ -548,6 +550,64 @@ class Sources:
         # may stand on the next page alone, and that page is the one to show.
         return round(coverage * (CROSSING_WEIGHT if window.crosses else 1.0), 6)
 
+    def _partly(
+        self,
+        claim: _Need,
+        text: str,
+        facts: list[Fact],
+        names: list[str],
+        cited_units: list[int],
+        candidates: list[int],
+        written: tuple[str, ...],
+        quote: str | None,
+        quote_found: bool | None,
+        checked: tuple[str, ...],
+    ) -> Grounding | None:
+        """The passage that holds the most of the claim's facts and names (a telling part of them, not
+        all), with enough of its other words; None when no passage holds a telling part (`_telling`:
+        a wrong governing law or amount stays unsupported). What it lacks is listed: 'Exhibit A' (in
+        no page) or a part that stands elsewhere, apart from the rest."""
+        written_names = _name_words(text, names)
+        items = len(facts) + len(names)
+        if items < 2:
+            return None  # one fact or name: found with the claim's words, or not; no part to tell apart
+        units = list(dict.fromkeys([*cited_units, *candidates]))
+        for passage in self._windows:  # a passage holding any one of the facts, worded any way
+            if any(fact_found(f, list(passage.facts)) for f in facts):
+                units.append(passage.unit)
+        best: tuple[tuple[int, bool, float], _Window, list[Fact], list[str]] | None = None
+        for u in dict.fromkeys(units):
+            for w in self._by_unit.get(u, []):
+                window = self._windows[w]
+                held_facts = [f for f in facts if fact_found(f, list(window.facts))]
+                held_names = [n for n in names if n in window.stems]
+                held = len(held_facts) + len(held_names)
+                telling = [n for n in held_names if self._idf.get(n, 0.0) > 0]  # not 'Agreement', 'State'
+                if not held or held == items or not _telling(held_facts, telling, facts, names):
+                    continue
+                lacking = {n for n in names if n not in held_names}
+                lacking |= {s for f in facts if f not in held_facts for s in _lead_in(text, f)}
+                reduced = _Need(held_facts, held_names, [s for s in claim.stems if s not in lacking], claim.negated)
+                score = self._score(reduced, window, set())
+                if score is None:
+                    continue
+                rank = (held, u in cited_units, score)
+                if best is None or rank > best[0]:
+                    best = (rank, window, held_facts, held_names)
+        if best is None:
+            return None
+        _rank, window, held_facts, held_names = best
+        lacking_facts = [f for f in facts if f not in held_facts]
+        lacking_names = [(wn, n) for wn, n in zip(written_names, names, strict=False) if n not in held_names]
+        missing = [
+            text[f.start : f.end]
+            + ("" if not any(fact_found(f, list(w.facts)) for w in self._windows) else ELSEWHERE_NOTE)
+            for f in lacking_facts
+        ]
+        missing += [wn + (ELSEWHERE_NOTE if n in self._doc_stems else "") for wn, n in lacking_names]
+        found = self._result(PARTLY, (window, best[0][2]), quote, quote_found, checked, written)
+        return replace(found, missing=tuple(missing))
+
     def _missing(self, claim: _Need, text: str, facts: list[Fact], names: list[str]) -> tuple[str, ...]:
         """What no page holds at all (facts, names): the user sees why nothing supports the claim."""
         missing = [text[f.start : f.end] for f in facts if not any(fact_found(f, list(w.facts)) for w in self._windows)]
@@ -608,6 +668,34 @@ def _specific(fact: Fact) -> bool:
     if fact.kind == "date":
         return any(None not in r for r in fact.readings)  # type: ignore[operator]
     return fact.kind in ("amount", "percent", "ref")
+
+
+def _rank(fact: Fact | None) -> int:
+    """How much a part of a claim tells: a full date, an amount, a percent or a reference (2), another
+    fact (1), a name (0)."""
+    if fact is None:
+        return 0
+    return 2 if _specific(fact) else 1
+
+
+def _telling(held_facts: list[Fact], held_names: list[str], facts: list[Fact], names: list[str]) -> bool:
+    """Is the part of a claim that a passage holds worth marking as found? Only when it holds a specific
+    fact or two telling names or more (`held_names`: names rarer than the document's common words), and
+    nothing the passage lacks tells more than the best of what it holds:
+    'March 14, 2012' found and 'Exhibit A' not (a pointer the model invented) is a telling part; 'State'
+    found and 'Nevada' not, or 'Client' and '$15,000' not, is not (the claim's point is what is missing)."""
+    if not any(_specific(f) for f in held_facts) and len(held_names) < 2:
+        return False
+    best = max([_rank(f) for f in held_facts] + [_rank(None) for _ in held_names])
+    lacking = [_rank(f) for f in facts if f not in held_facts] + [_rank(None) for n in names if n not in held_names]
+    return max(lacking, default=0) <= best
+
+
+def _lead_in(text: str, fact: Fact) -> list[str]:
+    """The stem of the word that introduces a fact ('paragraph' of 'paragraph 1', 'dated' of 'dated May
+    1'): a part of the claim that was not found takes its pointer word with it."""
+    before = _WORD_RE.findall(text[max(0, fact.start - 40) : fact.start])
+    return content_stems(before[-1]) if before else []
 
 
 def _blank(text: str, spans: list[tuple[int, int]]) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.citations.grounding import FOUND, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
+from app.citations.grounding import FOUND, PARTLY, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
 from app.citations.verdicts import explain, mark, where
 
 VERIFIED = "verified"  # the quote, or the claim's facts, were found on this page
@@ -21,6 +21,7 @@ UNCHECKED = "unchecked"  # the page exists; nothing on it was checked (nothing t
 QUOTE_MISSING = "quote_not_found"  # the page exists but the quote is not on it
 ELSEWHERE = "found_elsewhere"  # the claim is supported by another page than this one
 NOT_FOUND = "not_supported"  # no page holds the claim this citation backs
+PARTIAL = "partly_found"  # this page (or another) holds part of the claim; the rest was not found
 BAD_ANCHOR = "no_such_page"  # the page or time is not in the document
 PASSAGE = "passage"  # not a citation: the passage Folio found supporting a claim (shown highlighted)
 
@@ -58,6 +59,8 @@ class CitationTarget:
             return f"Not verified: the quoted passage was not found on {cited}. Click to open the page."
         if self.state == ELSEWHERE:
             return f"Wrong page: this sentence is not on {cited}; Folio found it on {self.found_at}."
+        if self.state == PARTIAL:
+            return f"Partly verified: part of this sentence was found on {self.found_at or cited}; not all of it."
         if self.state == NOT_FOUND:
             return f"Not verified: neither {cited} nor any other page holds this sentence's facts."
         if self.kind == "time":
@@ -79,6 +82,8 @@ def state_of(citation: dict[str, Any], claim: dict[str, Any] | None = None) -> s
         return VERIFIED
     if verdict == WRONG_PAGE:
         return ELSEWHERE
+    if verdict == PARTLY:
+        return PARTIAL
     if verdict == UNSUPPORTED:
         return NOT_FOUND
     if citation.get("quote_found") is True:
@@ -121,7 +126,9 @@ def targets(
                 t_seconds=c.get("t_seconds"),
                 quote=c.get("quote"),
                 state=state_of(c, claim),
-                found_at=where(claim, len(document_ids)) if claim and claim.get("verdict") == WRONG_PAGE else "",
+                found_at=where(claim, len(document_ids))
+                if claim and claim.get("verdict") in (WRONG_PAGE, PARTLY)
+                else "",
             )
         )
     return out

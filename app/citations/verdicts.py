@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from app.citations.grounding import ADDED, EXEMPT, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
+from app.citations.grounding import ADDED, ELSEWHERE_NOTE, EXEMPT, PARTLY, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE
 from ingest.document import format_timestamp
 
 LABELS = {
@@ -18,13 +18,14 @@ LABELS = {
     SUPPORTED: "supported",
     WRONG_PAGE: "wrong page",
     ADDED: "source added by Folio",
+    PARTLY: "partly supported",
     UNSUPPORTED: "unsupported",
     EXEMPT: "no source needed",
 }
-GLYPHS = {QUOTED: "✓", SUPPORTED: "✓", WRONG_PAGE: "⚠", ADDED: "+", UNSUPPORTED: "✗", EXEMPT: "○"}
+GLYPHS = {QUOTED: "✓", SUPPORTED: "✓", WRONG_PAGE: "⚠", ADDED: "+", PARTLY: "◐", UNSUPPORTED: "✗", EXEMPT: "○"}
 # Exempt claims that get no mark at all: nothing in them is a statement about the documents.
 SILENT = frozenset({"heading", "courtesy", "citation only"})
-ORDER = (QUOTED, SUPPORTED, WRONG_PAGE, ADDED, UNSUPPORTED, EXEMPT)
+ORDER = (QUOTED, SUPPORTED, WRONG_PAGE, ADDED, PARTLY, UNSUPPORTED, EXEMPT)
 
 
 def where(claim: dict[str, Any], documents: int = 1) -> str:
@@ -54,6 +55,9 @@ def mark(claim: dict[str, Any], documents: int = 1) -> str | None:
         return f"⚠ found on {at}"
     if verdict == ADDED:
         return f"+ Folio: {at}"
+    if verdict == PARTLY:
+        lacking = [m.removesuffix(ELSEWHERE_NOTE) for m in claim.get("missing") or []]
+        return f"◐ partly {at}" + (f"; not found: {_listed(lacking[:2])}" if lacking else "")
     return "✗ unsupported"
 
 
@@ -88,6 +92,18 @@ def explain(claim: dict[str, Any], documents: int = 1) -> str:
             f"Source added by Folio: the answer cites nothing for this sentence; Folio found {holds} on {at}. "
             f"The page is Folio's finding, not the model's.{misquote}"
         )
+    if verdict == PARTLY:
+        missing = list(claim.get("missing") or [])
+        nowhere = [m for m in missing if not m.endswith(ELSEWHERE_NOTE)]
+        apart = [m.removesuffix(ELSEWHERE_NOTE) for m in missing if m.endswith(ELSEWHERE_NOTE)]
+        held = [c for c in facts if c not in {m.removesuffix(ELSEWHERE_NOTE) for m in missing}]
+        found = f"“{'”, “'.join(held[:4])}”" if held else "part of it"
+        said = [f"Partly supported: {at} holds {found} and enough of the sentence's words."]
+        if nowhere:
+            said.append(f"Not in the document at all: {_listed(nowhere)}.")
+        if apart:
+            said.append(f"Elsewhere in the document, not with the rest: {_listed(apart)}.")
+        return " ".join(said) + misquote
     if verdict == UNSUPPORTED:
         missing = list(claim.get("missing") or [])
         why = f" Not in the document at all: {_listed(missing)}." if missing else ""

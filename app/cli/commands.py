@@ -363,7 +363,7 @@ def _cmd_show(ctx: AppContext, args: argparse.Namespace) -> int:
 def _marked_text(ctx: AppContext, doc_id: int) -> list[SourceBlock]:
     """The document as the model reads it: blocks that open with their marker ('[p. 4]', '[t 00:01:23]'),
     with the text and, for a scanned page or a keyframe, the image shown to a vision model."""
-    from app.engine.session import prompt_documents
+    from app.engine.documents import prompt_documents
 
     return prompt_documents(ctx, [doc_id], images=True)[0].blocks
 
@@ -401,7 +401,7 @@ def _image_summary(path: Path) -> str:
 
 def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.chat import AnswerDelta, AnswerDone, ChatEvent, ChatService, ChatStarted
-    from app.engine.session import Progress
+    from app.engine.progress import Progress
     from app.models.registry import STARTER_NOTICE
     from app.reading import wait_for_reading
 

@@ -52,7 +52,7 @@ def cmd_compare(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.compare.markdown import summary, to_markdown
     from app.compare.redline import compare
     from app.compare.versions import open_version
-    from app.export import REDLINE_FORMATS, FileExists, format_of, redline_bytes, write_new
+    from app.export import REDLINE_FORMATS, Exporter, FileExists, format_of
 
     out = Path(args.out).expanduser() if args.out else None
     fmt = format_of(out, REDLINE_FORMATS) if out is not None else "md"
@@ -64,8 +64,8 @@ def cmd_compare(ctx: AppContext, args: argparse.Namespace) -> int:
     if out is None:
         print(to_markdown(redline, written), end="")
         return 0
-    write_new(out, redline_bytes(fmt, redline, written), overwrite=args.force)
-    print(f"wrote {out}: {summary(redline)}")
+    result = Exporter(ctx).redline(redline, out, fmt=fmt, written=written, overwrite=args.force)
+    print(f"wrote {result.path}: {summary(redline)} (sha256 {result.sha256})")
     return 0
 
 
@@ -86,7 +86,8 @@ def _summarise(ctx: AppContext, redline: Redline, old_id: int, new_id: int) -> S
     import sys
 
     from app.compare.summary import summarise
-    from app.engine.session import Progress, Session
+    from app.engine.progress import Progress
+    from app.engine.session import Session
     from app.models.registry import STARTER_NOTICE
 
     def on_progress(progress: Progress) -> None:

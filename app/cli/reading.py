@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from app.context import AppContext
-    from app.engine.session import Progress
+    from app.engine.progress import Progress
 
 Handler = Callable[["AppContext", argparse.Namespace], int]
 

@@ -30,6 +30,9 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> di
     ext.add_argument("--out", "-o", metavar="FILE", help="also write the table to FILE (.csv, .xlsx or .json)")
     ext.add_argument("--force", action="store_true", help="replace --out if it exists")
     ext.add_argument("--new", action="store_true", help="start a new run instead of resuming the last one")
+    ext.add_argument(
+        "--json", action="store_true", help="print the table as JSON (every cell with its evidence and confidence)"
+    )
 
     sub.add_parser("extractions", help="list extraction runs", description="List extraction runs.")
 
@@ -148,7 +151,7 @@ class Progress:
 
 
 def cmd_extract(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.engine.session import Progress as EngineProgress
+    from app.engine.progress import Progress as EngineProgress
     from app.export import Exporter, FileExists, format_of
     from app.extraction.runner import CellsStored, DocumentStarted, ExtractionService, RunFinished, RunStarted
     from app.models.registry import STARTER_NOTICE
@@ -215,7 +218,14 @@ def cmd_extract(ctx: AppContext, args: argparse.Namespace) -> int:
     finally:
         service.close()
     table = service.table(run_id, doc_ids)
-    print(f"run {run_id}: {len(table.documents)} document(s) x {len(table.fields)} fields; {table_summary(table)}")
+    summary = f"run {run_id}: {len(table.documents)} document(s) x {len(table.fields)} fields; {table_summary(table)}"
+    if args.json:
+        from app.export import table_json
+
+        sys.stdout.write(table_json(table).decode("utf-8"))
+        print(summary, file=sys.stderr)
+    else:
+        print(summary)
     if out is not None:
         result = Exporter(ctx).table(run_id, out, document_ids=doc_ids, overwrite=args.force)
         print(f"wrote {result.path} ({result.fmt}, sha256 {result.sha256})")
@@ -232,7 +242,11 @@ def table_summary(table: ExtractionTable) -> str:
     verdicts = Counter(c.verdict for c in cells if c.found)
     checks = ", ".join(f"{verdicts[v]} {VERDICT_TEXT[v]}" for v in VERDICTS if verdicts[v])
     empty = sum(1 for c in cells if not c.found)
-    return f"{sum(verdicts.values())} with a value" + (f" ({checks})" if checks else "") + f", {empty} without"
+    unsure = sum(1 for c in cells if c.sureness in ("check", "low"))
+    to_check = f"; {unsure} to check by confidence" if unsure else ""
+    return (
+        f"{sum(verdicts.values())} with a value" + (f" ({checks})" if checks else "") + f", {empty} without{to_check}"
+    )
 
 
 def cmd_extractions(ctx: AppContext, _args: argparse.Namespace) -> int:
@@ -292,22 +306,22 @@ def cmd_audit(ctx: AppContext, args: argparse.Namespace) -> int:
 
     log = ctx.audit
     if args.audit_command == "verify":
-        result = log.verify()
-        if not result.ok:
-            raise FolioError(f"audit log check FAILED: {result.problem}")
-        print(f"audit log OK: {result.entries} entries, head {result.head_hash}")
+        checked = log.verify()
+        if not checked.ok:
+            raise FolioError(f"audit log check FAILED: {checked.problem}")
+        print(f"audit log OK: {checked.entries} entries, head {checked.head_hash}")
         return 0
-    from app.export import write_new
+    from app.export import Exporter
 
     fmt = args.format or (Path(args.out).suffix.lstrip(".").lower() if args.out else "jsonl")
     if fmt not in ("jsonl", "csv"):
         raise FolioError("audit export writes .jsonl or .csv")
-    data = log.export(fmt)
     if not args.out:
-        sys.stdout.write(data.decode("utf-8"))
+        sys.stdout.write(log.export(fmt).decode("utf-8"))
         return 0
-    write_new(Path(args.out).expanduser(), data, overwrite=args.force)
-    print(f"wrote {args.out} ({len(log.entries())} entries)")
+    entries = len(log.entries())
+    result = Exporter(ctx).audit_log(Path(args.out).expanduser(), fmt=fmt, overwrite=args.force)
+    print(f"wrote {result.path} ({entries} entries, sha256 {result.sha256})")
     return 0
 
 

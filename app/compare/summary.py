@@ -10,7 +10,6 @@ a change out, the reader never loses one.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,13 +19,14 @@ from app.compare.changes import Change
 from app.compare.mentions import NEW_DOC, OLD_DOC, Sentence, mentioned
 from app.compare.redline import Redline
 from app.context import AppContext
-from app.engine.session import Prepared, Progress, Session, progress_of, prompt_documents
+from app.engine.documents import prompt_documents
+from app.engine.progress import Progress
+from app.engine.session import CancelToken, Prepared, Session
 from app.errors import Cancelled, FolioError
 from app.store.audit import audited_settings
 from assets import read_text
 from inference.chat_format import Message, template_for
 from inference.engine_api import Sampling
-from inference.events import Finished, TokenText
 from inference.prompt import PromptDocument, build_messages, render_prompt
 from inference.thinking import ThinkingSplitter
 
@@ -67,10 +67,11 @@ def summarise(
     new_id: int,
     *,
     on_progress: ProgressSink | None = None,
-    stop: threading.Event | None = None,
+    cancel: CancelToken | None = None,
 ) -> Summary:
-    """The model's summary of the redline of library documents old_id -> new_id. Setting `stop` ends it
-    before the next request (Session.cancel ends the one under way): Cancelled."""
+    """The model's summary of the redline of library documents old_id -> new_id. A stop (`cancel`)
+    ends the request under way and every later one: Cancelled."""
+    token = cancel or CancelToken()
     emit = on_progress or (lambda _p: None)
     if not redline.changes:
         raise FolioError("the two versions have the same words: there is nothing to summarise")
@@ -84,15 +85,12 @@ def summarise(
     def build(changes: tuple[int, ...]) -> Callable[[list[PromptDocument]], list[Message]]:
         return lambda documents: build_messages(instructions, documents, [], question(redline, changes))
 
-    served = session.served_label()
-    if served is not None:
-        label, sha256, demo, fits = served, None, False, None
-    else:
-        model = ctx.models.active(settings)
-        label, sha256, demo = model.label, model.sha256, model.is_starter
-        ceiling = session.facts(model).context_length or 0
-        if settings.context_cap:
-            ceiling = min(ceiling, settings.context_cap) if ceiling else settings.context_cap
+    who = session.model_identity(ctx)
+    label, sha256, demo = who.label, who.sha256, who.demo
+    fits = None
+    if who.record is not None:
+        model = who.record
+        ceiling = session.context_ceiling(model)
         template = template_for(model.architecture, model.facts.chat_template)
 
         def fits(changes: tuple[int, ...], pages: dict[int, set[int]] | None) -> bool:
@@ -124,7 +122,7 @@ def summarise(
     said: set[int] = set()
     unread: list[int] = []
     for n, (title, changes, pages) in enumerate(groups, start=1):
-        if stop is not None and stop.is_set():
+        if token.cancelled:
             raise Cancelled()
         if pages is not None:
             if fits is not None and not fits(changes, pages):
@@ -132,12 +130,11 @@ def summarise(
                 emit(Progress(f"{title}: its pages and changes alone do not fit the model's context (listed below)"))
                 continue
             emit(Progress(f"change group {n} of {len(groups)}: {title}"))
-        prepared = session.prepare(
-            ctx, [old_id, new_id], build(changes), think=False, answer_tokens=answer_tokens, pages=pages
-        )
-        if stop is not None and stop.is_set():  # set while the prompt was measured and prepared
-            raise Cancelled()
-        text, stop_reason = _answer(session, prepared, label, answer_tokens, emit)
+        with session.turn():  # measuring the prompt and answering it: one hold of the engine
+            prepared = session.prepare(
+                ctx, [old_id, new_id], build(changes), think=False, answer_tokens=answer_tokens, pages=pages
+            )
+            text, stop_reason = _answer(session, prepared, answer_tokens, emit, token)
         emit(Progress("checking every sentence against both versions"))
         grounded = ground_answer(text, sources)
         # A sentence may mention a change of another group (the whole document was in view): it counts.
@@ -147,25 +144,17 @@ def summarise(
 
 
 def _answer(
-    session: Session, prepared: Prepared, label: str, answer_tokens: int, emit: ProgressSink
+    session: Session, prepared: Prepared, answer_tokens: int, emit: ProgressSink, token: CancelToken
 ) -> tuple[str, str]:
     """The model's answer without its thinking, and why it stopped ('stop', 'length')."""
-    splitter = ThinkingSplitter(in_thinking=prepared.starts_in_thinking)
     sampling = Sampling.recommended(thinking=False, max_tokens=answer_tokens)
-    stats = None
-    for event in session.generate(prepared.config, prepared.request(sampling=sampling, thinking=False)):
-        if isinstance(event, TokenText):
-            splitter.feed(event.text)
-        elif isinstance(event, Finished):
-            stats = event.stats
-        else:
-            progress = progress_of(event, label)
-            if progress is not None:
-                emit(progress)
-    splitter.finish()
-    if stats is None or stats.stop_reason == "cancelled":
+    result = session.run(prepared, prepared.request(sampling=sampling, thinking=False), cancel=token, on_progress=emit)
+    if result.cancelled:
         raise Cancelled()
-    return splitter.answer_text.strip(), stats.stop_reason
+    splitter = ThinkingSplitter(in_thinking=prepared.starts_in_thinking)
+    splitter.feed(result.text)
+    splitter.finish()
+    return splitter.answer_text.strip(), result.stats.stop_reason
 
 
 def question(redline: Redline, changes: tuple[int, ...]) -> str:

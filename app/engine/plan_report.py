@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.engine.session import Session, prompt_documents
+from app.engine.documents import prompt_documents
+from app.engine.session import Session
 from app.models.registry import ModelRecord
 from assets import read_text
 from inference.chat_format import template_for

@@ -1,35 +1,45 @@
-"""A session: one engine, the plan that sizes it and the caches that go with it, shared by chat,
-extraction and model setup so the window never runs two engine processes.
+"""The session: the one owner of an engine, shared by every job that asks the model anything
+(chat, extraction, comparison, reading, model setup), so the window never runs two engine processes.
 
-The session never asks which engine it has: an engine that applies the chat template itself (a
-model server) says so (`Engine.applies_template`), and the session then sends the conversation
-instead of planning a local context. Everything here may be called from more than one thread (the
-window's chat worker and its model setup worker): the lock keeps one request on the engine at a
-time. A background read (read-ahead) gives way: whatever else wants the engine cancels it, and it
-stops between two chunks, keeping a checkpoint of what it read (`generate(background=True)`).
+A job prepares its request (`prepare`: the documents read into prompt blocks, rendered through the
+model's chat template, counted and planned for a local model; the conversation itself for a model
+server, which applies its own template) and runs it (`run`: the engine's events folded into one
+`Result`, progress handed to the job's callback as it comes). Every model request goes through
+`run`. Each job has its own `CancelToken`: a stop is for that job's requests only, checked before
+each request starts and passed down to the engine as the id of the request under way, so it is never
+lost between two requests of one job and never lands on another's.
+
+Everything here may be called from more than one thread (the window's chat worker, its model setup
+and read-ahead): `turn()` gives the engine to one thread at a time, and a job holds it across
+prepare and run (`with session.turn():`), so counting a prompt and answering it are one hold. A
+background read gives way: whatever else wants the engine stops the background request (it keeps a
+checkpoint and resumes later). The session never asks which engine it has: an engine says what it
+does (`Engine.applies_template`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from app.caches import Readings
+from app.engine.documents import BuildMessages, Documents, read_documents, reading_order
 from app.engine.factory import make_engine
+from app.engine.progress import Progress, progress_of
 from app.errors import FolioError
 from app.models.registry import ModelRecord, current_facts
 from app.settings import engine_draft_tokens
-from inference.chat_format import Message, PromptPart, opens_thinking, template_for
+from inference.chat_format import Message, opens_thinking, template_for
 from inference.engine_api import Engine, EngineConfig, GenerateRequest, TokenCount
-from inference.events import EngineEvent, Loaded, Loading, PrefillProgress, PrefixReused, StateSaved
+from inference.events import Finished, GenerationStats, Scored, StateSaved, TokenText
 from inference.gguf_facts import ModelFacts
 from inference.planner import GiB, GpuDevice, Hardware, Plan, PlanRequest, plan
-from inference.prompt import PromptDocument, RenderedPrompt, SourceBlock, render_prompt
+from inference.prompt import RenderedPrompt, render_prompt
 from inference.vision import has_images
-from ingest.document import Anchor, unit_of
 
 if TYPE_CHECKING:
     from app.citations.grounding import Sources
@@ -38,167 +48,64 @@ if TYPE_CHECKING:
     from app.settings import Settings
     from app.store.library import DocumentRow
 
+_REQUEST_IDS = itertools.count(1)
 
-@dataclass(frozen=True)
-class Progress:
-    """What the engine is doing, for chat and extraction alike: a status line, or (total > 0) how
-    far reading the prompt has come."""
 
-    text: str = ""
-    done: int = 0
-    total: int = 0
-    tokens_per_s: float = 0.0
-    eta_s: float = 0.0
+class CancelToken:
+    """One job's stop, thread-safe. `cancel()` from any thread stops the job's request under way (the
+    engine is told that request's id) and every later request of the job before it starts."""
+
+    def __init__(self) -> None:
+        self._stopped = threading.Event()
+        self._lock = threading.Lock()
+        self._running: tuple[Engine, int] | None = None
+
+    def cancel(self) -> None:
+        self._stopped.set()
+        with self._lock:
+            running = self._running
+        if running is not None:
+            engine, request_id = running
+            engine.cancel(request_id)
 
     @property
-    def reading(self) -> bool:
-        return self.total > 0
+    def cancelled(self) -> bool:
+        return self._stopped.is_set()
 
-
-def progress_of(event: EngineEvent, label: str) -> Progress | None:
-    """The user-facing progress for an engine event, or None for the answer's own events."""
-    if isinstance(event, Loading):
-        return Progress(f"loading {label}")
-    if isinstance(event, Loaded):
-        return Progress(f"model ready in {event.seconds:.1f} s (context {event.n_ctx:,} tokens)")
-    if isinstance(event, PrefixReused):
-        where = _REUSED_FROM.get(event.source, event.source)
-        return Progress(f"documents already read: {event.tokens:,} tokens reused ({where}, {event.seconds:.2f} s)")
-    if isinstance(event, PrefillProgress):
-        return Progress("", event.done, event.total, event.tokens_per_s, event.eta_s)
-    return None
-
-
-_REUSED_FROM = {
-    "context": "still in the model's context",
-    "memory": "snapshot in memory",
-    "disk": "snapshot on disk",
-    "documents": "the documents read before, from disk",
-    "checkpoint": "continuing an unfinished reading",
-}
+    @contextlib.contextmanager
+    def running(self, engine: Engine, request_id: int) -> Iterator[None]:
+        """While this request runs, a cancel stops it; one that came just before stops it at once."""
+        with self._lock:
+            self._running = (engine, request_id)
+        if self._stopped.is_set():
+            engine.cancel(request_id)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running = None
 
 
 @dataclass(frozen=True)
-class Documents:
-    """The documents of one question, read from the library once."""
+class ModelIdentity:
+    """Who answers: a local model (by its sha256) or a model server (by its name; weights unknown)."""
 
-    rows: list[DocumentRow]
-    prompt: list[PromptDocument]
-    images_left_out: int  # scanned pages and keyframes the model will not see
-    attachments: list[DocumentRow] = field(default_factory=list)  # the e-mails' attachments read along
-    attached: list[list[str]] = field(default_factory=list)  # per row: its attachments' sha256s
-
-    @property
-    def ids(self) -> list[int]:
-        return [d.id for d in self.rows]
-
-    @property
-    def tags(self) -> tuple[str, ...]:
-        """The sha256s of every document read (an e-mail's attachments too): stored with a snapshot
-        so a purge finds it."""
-        return tuple(dict.fromkeys(d.sha256 for d in [*self.rows, *self.attachments]))
-
-    @property
-    def document_tags(self) -> tuple[tuple[str, ...], ...]:
-        """The same, per document in prompt order (an e-mail with its attachments)."""
-        if len(self.attached) != len(self.rows):
-            return ()
-        return tuple((row.sha256, *parts) for row, parts in zip(self.rows, self.attached, strict=True))
-
-
-def read_documents(
-    ctx: AppContext,
-    document_ids: list[int],
-    *,
-    images: bool = False,
-    pages: Mapping[int, Collection[int]] | None = None,
-) -> Documents:
-    """Documents as marked blocks; with images=True a scanned page or keyframe opens its own block.
-    `pages` keeps only those pages of a document (its caller says so to the model and the user).
-    An e-mail brings its attachments along, each part marked with its attachment number."""
-    library = ctx.library
-    rows = [library.get(doc_id) for doc_id in document_ids]
-    documents: list[PromptDocument] = []
-    attachments: list[DocumentRow] = []
-    attached: list[list[str]] = []
-    left_out = 0
-    for index, doc in enumerate(rows, start=1):
-        keep = pages.get(doc.id) if pages is not None else None
-        blocks, missed = _source_blocks(ctx, doc, images=images, keep=keep)
-        attached.append([])
-        left_out += missed
-        for attachment in library.attachments(doc.id):
-            if attachment.document_id is None or (pages is not None and attachment.document_id not in pages):
-                continue
-            part = library.get(attachment.document_id)
-            attachments.append(part)
-            attached[-1].append(part.sha256)
-            part_keep = pages.get(part.id) if pages is not None else None
-            part_blocks, missed = _source_blocks(
-                ctx, part, images=images, attachment=attachment.position, keep=part_keep
-            )
-            blocks += part_blocks
-            left_out += missed
-        documents.append(PromptDocument(index=index, title=doc.title, blocks=blocks))
-    return Documents(rows, documents, left_out, attachments, attached)
-
-
-def _source_blocks(
-    ctx: AppContext,
-    doc: DocumentRow,
-    *,
-    images: bool,
-    attachment: int | None = None,
-    keep: Collection[int] | None = None,
-) -> tuple[list[SourceBlock], int]:
-    """One document's blocks, and how many of its page images were left out."""
-    blocks: list[SourceBlock] = []
-    current_marker: str | None = None
-    current_image: str | None = None
-    lines: list[str] = []
-    left_out = 0
-    unit = unit_of(doc.kind)
-    for seg in ctx.library.segments(doc.id):
-        if keep is not None and seg.page not in keep:
-            continue
-        if seg.image_blob and not images:
-            left_out += 1
-        image = str(ctx.paths.blobs_dir / seg.image_blob) if images and seg.image_blob else None
-        if not seg.text and image is None:
-            continue
-        anchor = Anchor(page=seg.page, label=seg.label, t_seconds=seg.t_seconds, unit=unit, attachment=attachment)
-        marker = anchor.marker()
-        if (marker != current_marker or image is not None) and (lines or current_image):
-            blocks.append(SourceBlock(current_marker or "", "\n".join(lines), image=current_image))
-            lines = []
-            current_image = None
-        current_marker = marker
-        current_image = image or current_image
-        if seg.text:
-            lines.append(seg.text)
-    if lines or current_image:
-        blocks.append(SourceBlock(current_marker or "", "\n".join(lines), image=current_image))
-    return blocks, left_out
-
-
-def prompt_documents(
-    ctx: AppContext,
-    document_ids: list[int],
-    *,
-    images: bool = False,
-    pages: Mapping[int, Collection[int]] | None = None,
-) -> list[PromptDocument]:
-    return read_documents(ctx, document_ids, images=images, pages=pages).prompt
+    label: str
+    key: str  # what a result is keyed on: the local model's sha256, or 'server:<label>'
+    sha256: str | None
+    demo: bool  # the starter model: answers are a demonstration, not advice
+    record: ModelRecord | None  # the local model's record; None for a server
 
 
 @dataclass(frozen=True)
 class Prepared:
-    """What one request needs from the engine, whichever engine it is."""
+    """One request ready for the engine, whichever engine it is: rendered parts on a planned context
+    (a local model), or the conversation (a server that applies its own template)."""
 
     config: EngineConfig | None  # None when the engine applies the template itself
-    parts: list[PromptPart]
-    prefix_parts: int
-    messages: tuple[Message, ...]
+    # A local model's rendered prompt (template markup and untrusted text apart), or for a model
+    # server the conversation itself.
+    prompt: RenderedPrompt | tuple[Message, ...]
     starts_in_thinking: bool
     label: str
     sha256: str | None
@@ -207,46 +114,51 @@ class Prepared:
     pages_only: bool = False  # only some pages of the documents: not what a question about them reads
 
     def request(self, **fields: object) -> GenerateRequest:
+        prompt = self.prompt
+        rendered = isinstance(prompt, RenderedPrompt)
         return GenerateRequest(
-            self.parts,
-            prefix_parts=self.prefix_parts,
-            messages=self.messages,
+            prompt.parts if isinstance(prompt, RenderedPrompt) else [],
+            prefix_parts=prompt.prefix_parts if isinstance(prompt, RenderedPrompt) else 0,
+            messages=() if rendered else prompt,  # type: ignore[arg-type]
             prefix_tags=self.documents.tags,
             document_tags=self.documents.document_tags,
             **fields,  # type: ignore[arg-type]
         )
 
 
-def note_saved(ctx: AppContext, plan: Prepared, event: StateSaved) -> None:
+@dataclass(frozen=True)
+class Result:
+    """What one request gave: the text written (raw, thinking included), the scores of a scored
+    request, and the engine's figures (stop_reason 'cancelled' for a stopped one)."""
+
+    text: str
+    stats: GenerationStats
+    scored: Scored | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self.stats.stop_reason == "cancelled"
+
+
+def note_saved(paths: Paths, prepared: Prepared, event: StateSaved) -> None:
     """Note a state the engine saved: the state that holds the request's first documents (all of them
     after the prefix), or a checkpoint of a read of one document (one of several is another prefix)."""
-    rows = plan.documents.rows
-    if plan.sha256 is None or not rows or plan.pages_only:
+    rows = prepared.documents.rows
+    if prepared.sha256 is None or not rows or prepared.pages_only:
         return
-    readings = Readings(ctx.paths)
+    readings = Readings(paths)
     if event.complete:
         held = event.documents or (1 if len(rows) == 1 else 0)  # 0: a prefix that marks no documents
         if 0 < held <= len(rows):
-            readings.note_documents(plan.sha256, [d.sha256 for d in rows[:held]], key=event.key, tokens=event.tokens)
+            readings.note_documents(
+                prepared.sha256, [d.sha256 for d in rows[:held]], key=event.key, tokens=event.tokens
+            )
     elif len(rows) == 1:
-        readings.note(plan.sha256, rows[0].sha256, checkpoint=event.key, kept=event.tokens)
+        readings.note(prepared.sha256, rows[0].sha256, checkpoint=event.key, kept=event.tokens)
 
 
-def reading_order(ctx: AppContext, model_sha: str, document_ids: list[int]) -> list[int]:
-    """The order to put a new selection's documents in: those whose state was kept before first (the
-    longest state on disk that holds some of them, in its order), then the rest in the order they were
-    added to the library. Each document's text does not depend on the documents after it
-    (inference.prompt), so the engine starts from that state and reads only the rest; and a set of
-    documents always comes in the same order, whatever order it was selected in, so one reading of it
-    serves every later selection of the same documents."""
-    ids = list(dict.fromkeys(document_ids))
-    rows = {doc_id: ctx.library.get(doc_id) for doc_id in ids}
-    by_sha = {row.sha256: doc_id for doc_id, row in rows.items()}
-    first = [by_sha[sha] for sha in Readings(ctx.paths).read_first(model_sha, list(by_sha)) if sha in by_sha]
-    return first + sorted(doc_id for doc_id in ids if doc_id not in first)
-
-
-BuildMessages = Callable[[list[PromptDocument]], list[Message]]
+ProgressSink = Callable[[Progress], None]
+TextSink = Callable[[str], None]
 
 
 @dataclass
@@ -262,7 +174,8 @@ class Session:
     lock: threading.RLock = field(default_factory=threading.RLock)  # one request on the engine at a time
     _making: threading.Lock = field(default_factory=threading.Lock)
     _waiting: int = 0  # requests waiting for the engine: a background read gives way to them
-    _background: bool = False  # a background read holds the engine
+    _background: int = 0  # the id of the background request holding the engine (0: none)
+    _jobs: CancelToken | None = None  # the token of `cancel()`: the job that runs now, whatever it is
 
     @classmethod
     def for_context(cls, ctx: AppContext, engine: Engine | None = None) -> Session:
@@ -277,6 +190,7 @@ class Session:
             return self._engine
 
     def cancel(self) -> None:
+        """Stop whatever request runs now (Ctrl+C in the CLI; a job with its own token cancels that)."""
         if self._engine is not None:
             self._engine.cancel()  # thread-safe: sets a flag, takes no lock
 
@@ -286,8 +200,7 @@ class Session:
         with self._making:
             self._waiting += 1
         try:
-            if self._background:
-                self.cancel()
+            self.pause_background()
             self.lock.acquire()
         finally:
             with self._making:
@@ -299,8 +212,9 @@ class Session:
 
     def pause_background(self) -> None:
         """Stop a background read between two chunks (it keeps a checkpoint); safe from any thread."""
-        if self._background:
-            self.cancel()
+        running = self._background
+        if running and self._engine is not None:
+            self._engine.cancel(running)
 
     @property
     def wanted(self) -> bool:
@@ -316,6 +230,23 @@ class Session:
                 engine.close()
             self._hardware = None
             self._sources.clear()
+
+    # -- who answers -----------------------------------------------------------------------------
+    def model_identity(self, ctx: AppContext) -> ModelIdentity:
+        """The model that answers: the server's (reached now, before anything is stored) or the active
+        local one."""
+        served = self.served_label()
+        if served is not None:
+            return ModelIdentity(served, f"server:{served}", None, False, None)
+        record = ctx.models.active(self.settings)
+        return ModelIdentity(record.label, record.sha256, record.sha256, record.is_starter, record)
+
+    def context_ceiling(self, model: ModelRecord) -> int:
+        """The most tokens a request to this local model may use: its trained context, capped by the
+        user's setting (0: unknown and uncapped)."""
+        ceiling = self.facts(model).context_length or 0
+        cap = self.settings.context_cap
+        return min(ceiling, cap) if ceiling and cap else ceiling or cap
 
     # -- planning --------------------------------------------------------------------------------
     def hardware(self) -> Hardware:
@@ -406,7 +337,7 @@ class Session:
         if served is not None:
             documents = read_documents(ctx, document_ids, images=self.settings.server_images, pages=pages)
             messages = build(documents.prompt)
-            return Prepared(None, [], 0, tuple(messages), False, served, None, False, documents)
+            return Prepared(None, tuple(messages), False, served, None, False, documents)
         model = ctx.models.active(self.settings)
         if reuse_order and len(document_ids) > 1:
             document_ids = reading_order(ctx, model.sha256, document_ids)
@@ -416,9 +347,7 @@ class Session:
         count = self.count_tokens(model, rendered)
         return Prepared(
             config=self.engine_config(model, count, answer_tokens, images=has_images(rendered.parts)),
-            parts=rendered.parts,
-            prefix_parts=rendered.prefix_parts,
-            messages=(),  # the local engine takes the rendered parts
+            prompt=rendered,
             starts_in_thinking=think and template.thinks and opens_thinking(rendered.parts),
             label=model.label,
             sha256=model.sha256,
@@ -427,31 +356,74 @@ class Session:
             pages_only=pages is not None,
         )
 
+    def run(
+        self,
+        prepared: Prepared,
+        request: GenerateRequest,
+        *,
+        cancel: CancelToken | None = None,
+        on_progress: ProgressSink | None = None,
+        on_text: TextSink | None = None,
+        background: bool = False,
+    ) -> Result:
+        """Run one request on the engine and fold its events: the text (each piece also to `on_text`
+        as it comes), the scores of a scored request, the engine's figures; progress to `on_progress`;
+        states the engine kept noted for reading order. A token already cancelled runs nothing. A
+        background request gives way to any other (it ends 'cancelled' with a checkpoint)."""
+        request = replace(request, request_id=request.request_id or next(_REQUEST_IDS))
+        token = cancel or CancelToken()
+        pieces: list[str] = []
+        scored: Scored | None = None
+        stats: GenerationStats | None = None
+        with self._holding(request.request_id, background):
+            if token.cancelled:
+                return Result("", _CANCELLED, None)
+            engine = self.engine
+            with token.running(engine, request.request_id):
+                for event in engine.generate(prepared.config, request):
+                    if background and self._waiting:
+                        engine.cancel(request.request_id)  # a wait that began as this request started
+                    if isinstance(event, TokenText):
+                        pieces.append(event.text)
+                        if on_text is not None:
+                            on_text(event.text)
+                    elif isinstance(event, Scored):
+                        scored = event
+                    elif isinstance(event, Finished):
+                        stats = event.stats
+                    elif isinstance(event, StateSaved):
+                        note_saved(self.paths, prepared, event)
+                    elif on_progress is not None:
+                        progress = progress_of(event, prepared.label)
+                        if progress is not None:
+                            on_progress(progress)
+        if stats is None:
+            raise FolioError(f"{prepared.label} ended the answer without saying how")
+        return Result("".join(pieces), stats, scored)
+
+    @contextlib.contextmanager
+    def _holding(self, request_id: int, background: bool) -> Iterator[None]:
+        """The engine for one request: a turn (stopping a background read), or, for a background
+        request, the lock alone, giving way as soon as anything else wants it."""
+        if not background:
+            with self.turn():
+                yield
+            return
+        with self.lock:
+            self._background = request_id
+            try:
+                if self._waiting:
+                    self.pause_background()
+                yield
+            finally:
+                self._background = 0
+
     def images_left_out_line(self, documents: Documents) -> str | None:
         """Never leave pages out silently: scanned pages and keyframes the model will not see."""
         if not documents.images_left_out:
             return None
         why = "server_images is off" if self.engine.applies_template else "the model has no vision projector"
         return f"{documents.images_left_out} page image(s) left out ({why}); only their text, if any, is read"
-
-    def generate(
-        self, config: EngineConfig | None, request: GenerateRequest, *, background: bool = False
-    ) -> Iterator[EngineEvent]:
-        """The engine's events for one request, with the engine to itself while they come. A background
-        request is cancelled (it ends with stop_reason 'cancelled') as soon as another one waits."""
-        if not background:
-            with self.turn():
-                yield from self.engine.generate(config, request)
-            return
-        with self.lock:
-            self._background = True
-            try:
-                for event in self.engine.generate(config, request):
-                    if self._waiting:
-                        self.engine.cancel()  # also covers a wait that began as this request started
-                    yield event
-            finally:
-                self._background = False
 
     def sources(self, ctx: AppContext, rows: Sequence[DocumentRow]) -> Sources:
         """The documents' passages for grounding, kept for the last few selections (seconds to build
@@ -468,3 +440,6 @@ class Session:
 
 
 SOURCES_KEPT = 4  # document selections whose passages stay in memory for grounding
+
+
+_CANCELLED = GenerationStats(0, 0, 0, 0.0, 0.0, 0, "cancelled")  # a request stopped before it started

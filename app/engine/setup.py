@@ -56,8 +56,8 @@ def active_model_is_qwen35(ctx: AppContext) -> bool:
     sha = ctx.settings.active_model
     if not sha:
         return False
-    rows = list(ctx.db.table("models").rows_where("sha256 = ?", [sha]))
-    return bool(rows) and rows[0]["architecture"] == "qwen35" and Path(rows[0]["path"]).exists()
+    found = [m for m in ctx.models.all() if m.sha256 == sha]
+    return bool(found) and found[0].architecture == "qwen35" and Path(found[0].path).exists()
 
 
 def setup_seen(paths: Paths) -> bool:

@@ -23,7 +23,18 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from app.citations.grounding import ADDED, EXEMPT, QUOTED, SUPPORTED, UNSUPPORTED, WRONG_PAGE, Cited, Grounding, Sources
+from app.citations.grounding import (
+    ADDED,
+    EXEMPT,
+    PARTLY,
+    QUOTED,
+    SUPPORTED,
+    UNSUPPORTED,
+    WRONG_PAGE,
+    Cited,
+    Grounding,
+    Sources,
+)
 from app.citations.markers import parse_timestamp, resolve_page
 from app.citations.quotes import DEFAULT_THRESHOLD, find_quote, normalize_for_match
 from app.citations.verdicts import LABELS
@@ -49,7 +60,7 @@ MOVED = "evidence_found"  # Folio's evidence: the sentence that calls the value 
 EVIDENCE_FLAGS = (NO_QUOTE, QUOTE_NOT_FOUND, QUOTE_LACKS_VALUE, BAD_PAGE, OFFERED)
 
 # A cell's verdicts are the chat's (app.citations.grounding), named the same way everywhere (app.citations.verdicts).
-VERDICTS = (QUOTED, SUPPORTED, WRONG_PAGE, ADDED, UNSUPPORTED)
+VERDICTS = (QUOTED, SUPPORTED, WRONG_PAGE, ADDED, PARTLY, UNSUPPORTED)
 VERDICT_TEXT = {v: LABELS[v] for v in VERDICTS}
 
 
@@ -70,6 +81,14 @@ class Cell:
     verdict: str = ""  # one of VERDICTS for a cell with a value; '' when there is nothing to ground
     passage: str = ""  # the supporting words as the page has them (what the viewer marks)
     yes_no: bool = False
+    # The decision (a clause present, a value stated) as the model scored it (app.extraction.decide):
+    # P(yes) from its own next-token probabilities, the line it was judged against, how it was read
+    # ('logits', 'logprobs', or 'generated' where no probabilities were available), and the
+    # probability that the decision is right. None where the decision was not scored.
+    score: float | None = None
+    threshold: float | None = None
+    decided_by: str = ""
+    confidence: float | None = None
 
     @property
     def verified(self) -> bool:
@@ -79,7 +98,7 @@ class Cell:
     @property
     def grounded(self) -> bool:
         """Some page of the document holds this cell's evidence or value."""
-        return self.verdict in (QUOTED, SUPPORTED, WRONG_PAGE, ADDED)
+        return self.verdict in (QUOTED, SUPPORTED, WRONG_PAGE, ADDED, PARTLY)
 
     @property
     def anchor_text(self) -> str:
@@ -100,6 +119,13 @@ class Cell:
     @property
     def verdict_text(self) -> str:
         return VERDICT_TEXT.get(self.verdict, "")
+
+    @property
+    def sureness(self) -> str:
+        """The decision's confidence in a word (high / check / low), '' when it was not scored."""
+        from app.extraction.decide import confidence_word
+
+        return confidence_word(self.confidence)
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)

@@ -39,7 +39,7 @@ FIELD_CANDIDATES = 4  # passages a short answer may be picked from (the opening 
 OPENING_WORDS = 96  # a title and an opening paragraph that names three parties with their addresses
 # Bumped whenever the request's shape changes in a way the prompt files do not show (schema, hint
 # rules): a run is keyed on the design, so cells asked one way never mix with cells asked another.
-DESIGN_VERSION = 7
+DESIGN_VERSION = 8
 LOOK_TOKENS = 120  # the longest plain answer: the chat's instructions ask for concise answers
 # A document that does not fit: the share of the page budget read from its start, in order, before
 # the word search's pages (10-25% measured on CUAD, benchmarks/bench_page_choice.py; 15% read the
@@ -61,6 +61,9 @@ PROMPT_FILES = (
     "extract_field_choice.md",
     "extract_clause.md",
     "extract_choice.md",
+    "decide_clause.md",
+    "decide_field.md",
+    "choose_passage.md",
 )
 _PLACEHOLDER_RE = re.compile(r"\{(key|name|description|hints|candidates)\}")
 
@@ -188,6 +191,27 @@ def field_block(ask: FieldAsk) -> str:
     # One pass, so a field's own text (a user template's) is never read as a placeholder.
     text = _PLACEHOLDER_RE.sub(lambda m: values.get(m.group(1), m.group(0)), read_text("prompts", name).strip())
     return "\n".join(line for line in text.splitlines() if line.strip())
+
+
+def _filled(name: str, f: TemplateField, candidates: str = "") -> str:
+    values = {"key": f.key, "name": f.name, "description": f.description or "-", "hints": "", "candidates": candidates}
+    # One pass, so a field's own text (a user template's) is never read as a placeholder.
+    text = _PLACEHOLDER_RE.sub(lambda m: values.get(m.group(1), m.group(0)), read_text("prompts", name).strip())
+    return "\n".join(line for line in text.splitlines() if line.strip())
+
+
+def decide_messages(
+    documents: list[PromptDocument], field: TemplateField, choice: PageChoice | None = None
+) -> list[Message]:
+    """A scored decision's request (app.extraction.decide): the chat's system + document turn and
+    the field's yes/no question, answered by the first token alone."""
+    name = "decide_clause.md" if field.yes_no else "decide_field.md"
+    return _messages(documents, [], _filled(name, field), choice)
+
+
+def choose_messages(documents: list[PromptDocument], ask: FieldAsk, choice: PageChoice | None = None) -> list[Message]:
+    """Which of the passages the word search offered is the clause: scored on the passages' numbers."""
+    return _messages(documents, [], _filled("choose_passage.md", ask.field, _candidate_lines(ask)), choice)
 
 
 def user_turn(blocks: list[str]) -> str:

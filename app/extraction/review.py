@@ -14,6 +14,7 @@ from app.clock import now_iso
 from app.context import AppContext
 from app.errors import FolioError, NotFound
 from app.store.audit import audited_settings, os_user
+from app.store.extraction import ExtractionStore
 
 ACCEPTED = "accepted"
 CORRECTED = "corrected"
@@ -49,19 +50,15 @@ def review_cell(
         raise FolioError("a correction needs the correct value")
     if len(value) > MAX_VALUE_CHARS or len(note) > MAX_VALUE_CHARS:
         raise FolioError(f"a corrected value or note is at most {MAX_VALUE_CHARS} characters")
-    cell = ctx.db.execute(
-        "SELECT c.value, c.found, r.model_sha256, d.sha256 FROM extraction_cells c "
-        "JOIN extraction_runs r ON r.id = c.run_id JOIN documents d ON d.id = c.document_id "
-        "WHERE c.run_id = ? AND c.document_id = ? AND c.field_key = ?",
-        [run_id, document_id, field_key],
-    ).fetchone()
+    store = ExtractionStore(ctx.db)
+    cell = store.cell_to_review(run_id, document_id, field_key)
     if cell is None:
         raise NotFound(f"run {run_id} has no answer for {field_key!r} in document {document_id} to review")
     model_value, found, model_key, document_sha = cell
     reviewer = os_user()
     at = now_iso()
     with ctx.db.atomic():
-        ctx.db.table("extraction_reviews").insert(
+        store.add_review(
             {
                 "run_id": run_id,
                 "document_id": document_id,
@@ -93,13 +90,8 @@ def review_cell(
 
 def load_reviews(ctx: AppContext, run_id: int) -> dict[tuple[int, str], Review]:
     """The review in force for each reviewed cell of a run (a cleared one is not in force)."""
-    rows = ctx.db.execute(
-        "SELECT document_id, field_key, decision, value, note, reviewer, at FROM extraction_reviews "
-        "WHERE run_id = ? ORDER BY id",
-        [run_id],
-    ).fetchall()
     current: dict[tuple[int, str], Review] = {}
-    for doc_id, key, decision, value, note, reviewer, at in rows:
+    for doc_id, key, decision, value, note, reviewer, at in ExtractionStore(ctx.db).reviews(run_id):
         if decision == CLEARED:
             current.pop((doc_id, key), None)
         else:

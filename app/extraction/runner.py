@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.clock import now_iso
 from app.context import AppContext
-from app.engine.session import BuildMessages, Prepared, Progress, Session, progress_of, prompt_documents
+from app.engine.documents import BuildMessages, prompt_documents
+from app.engine.progress import Progress
+from app.engine.session import CancelToken, ModelIdentity, Prepared, Result, Session
 from app.errors import Cancelled, FolioError, NotFound
 from app.extraction.cells import (
     BAD_OUTPUT,
@@ -33,6 +33,7 @@ from app.extraction.cells import (
     failed_cell,
     not_stated_cell,
 )
+from app.extraction.decide import GENERATED, YES_NO, Calibration, Decision, decide, load_calibration
 from app.extraction.held import held_or_not_stated
 from app.extraction.named import named_or_not_stated, with_naming_evidence
 from app.extraction.plain import LOOK, NOT_ASKED, says_not_stated
@@ -42,23 +43,36 @@ from app.extraction.prompt import (
     Look,
     PageChoice,
     ask_field,
+    choose_messages,
     choose_pages,
+    decide_messages,
     design_key,
     extraction_messages,
     look_messages,
     pages_of,
 )
 from app.extraction.review import Review, load_reviews
-from app.extraction.schema import group_schema, max_output_bytes, schema_errors
+from app.extraction.schema import PASSAGE, PRESENT, YES, group_schema, max_output_bytes, schema_errors
 from app.extraction.templates import TEXT, Template, TemplateField, TemplateStore
 from app.models.registry import ModelRecord
 from app.store.audit import audited_settings
-from app.store.db import insert_row
+from app.store.extraction import ExtractionStore
 from app.store.search import Passage
+
+if TYPE_CHECKING:
+    from app.citations.grounding import Sources
 from inference.chat_format import template_for
 from inference.engine_api import GenerateRequest, Sampling
-from inference.events import Finished, GenerationStats, TokenText
+from inference.errors import ScoringUnsupported
+from inference.events import GenerationStats, Scored
 from inference.prompt import RenderedPrompt, render_prompt
+
+# Rules applied after the model (each measured out of sample in benchmarks/RESULTS.md):
+HELD = "held"  # a short answer no page of the document holds is not stated (app.extraction.held)
+NAMED = "named"  # a value or clause without the field's named_by words is not there (app.extraction.named)
+NAMING_EVIDENCE = "naming_evidence"  # a value quoted from elsewhere opens on the sentence naming it
+ALL_RULES = (HELD, NAMED, NAMING_EVIDENCE)
+RULES = frozenset({HELD, NAMING_EVIDENCE})  # what the app applies: see RESULTS.md for why
 
 
 @dataclass(frozen=True)
@@ -158,17 +172,6 @@ ExtractionEvent = RunStarted | DocumentStarted | CellsStored | RunFinished | Pro
 ExtractionSink = Callable[[ExtractionEvent], None]
 
 
-@dataclass(frozen=True)
-class ModelId:
-    """Who answers: a local model (by its sha256) or a model server (by its name, weights unknown)."""
-
-    label: str
-    key: str  # what a run is keyed on: the local model's sha256, or 'server:<label>'
-    sha256: str | None
-    demo: bool
-    record: ModelRecord | None
-
-
 def _row_to_cell(row: dict[str, Any], yes_no: bool) -> Cell:
     return Cell(
         document_id=row["document_id"],
@@ -186,14 +189,15 @@ def _row_to_cell(row: dict[str, Any], yes_no: bool) -> Cell:
         verdict=row["verdict"],
         passage=row["passage"],
         yes_no=yes_no,
+        score=row.get("score"),
+        threshold=row.get("threshold"),
+        decided_by=row.get("decided_by") or "",
+        confidence=row.get("confidence"),
     )
 
 
 def load_run_info(ctx: AppContext, run_id: int) -> RunInfo:
-    rows = list(ctx.db.table("extraction_runs").rows_where("id = ?", [run_id]))
-    if not rows:
-        raise NotFound(f"no extraction run with id {run_id}")
-    r = rows[0]
+    r = ExtractionStore(ctx.db).run(run_id)
     template = Template.from_dict(json.loads(r["template_json"]), source=f"run {run_id}")
     return RunInfo(
         id=r["id"],
@@ -210,10 +214,7 @@ def load_run_info(ctx: AppContext, run_id: int) -> RunInfo:
 
 
 def load_run_documents(ctx: AppContext, run_id: int) -> list[int]:
-    rows = ctx.db.execute(
-        "SELECT document_id FROM extraction_run_documents WHERE run_id = ? ORDER BY position", [run_id]
-    ).fetchall()
-    return [int(r[0]) for r in rows]
+    return ExtractionStore(ctx.db).documents(run_id)
 
 
 def load_table(ctx: AppContext, run_id: int, document_ids: list[int] | None = None) -> ExtractionTable:
@@ -226,7 +227,7 @@ def load_table(ctx: AppContext, run_id: int, document_ids: list[int] | None = No
     cells: dict[tuple[int, str], Cell] = {}
     wanted = set(ids)
     yes_no = {f.key: f.yes_no for f in info.template.fields}
-    for row in ctx.db.table("extraction_cells").rows_where("run_id = ?", [run_id]):
+    for row in ExtractionStore(ctx.db).cells(run_id):
         if row["document_id"] in wanted:
             cell = _row_to_cell(row, yes_no.get(row["field_key"], False))
             cells[(cell.document_id, cell.field_key)] = cell
@@ -237,19 +238,39 @@ def load_table(ctx: AppContext, run_id: int, document_ids: list[int] | None = No
 class ExtractionService:
     """Runs one extraction at a time on the engine it is given (shared with chat in the window)."""
 
-    def __init__(self, ctx: AppContext, session: Session | None = None, *, hints: bool = True) -> None:
+    def __init__(
+        self,
+        ctx: AppContext,
+        session: Session | None = None,
+        *,
+        hints: bool = True,
+        rules: frozenset[str] = RULES,
+        scoring: bool = True,
+        calibration: Calibration | None = None,
+    ) -> None:
+        """`scoring` off: the generated answers decide, as where a server returns no probabilities (a
+        benchmark measures both ways); `calibration`: the thresholds to judge scores by (default: the
+        model's own calibration file, app.extraction.decide)."""
         self.ctx = ctx
         self.session = session or Session.for_context(ctx)  # its engine starts on the first request
         self.hints = hints  # name the pages a word search finds for each field (off only to measure it)
-        self.design = design_key() + ("" if hints else "-nohints")
-        # The engine's own cancel flag is reset by each generation: a Cancel pressed between two
-        # fields would be lost, so the run keeps its own.
-        self._stop = threading.Event()
+        unknown = sorted(rules - set(ALL_RULES))
+        if unknown:
+            raise FolioError(f"no extraction rule {unknown[0]!r} (rules: {', '.join(ALL_RULES)})")
+        self.rules = rules
+        # Cells ruled otherwise never mix into one run: the rules are part of the design.
+        ruled = "".join(f"-{r}" for r in ALL_RULES if r in rules)
+        self.design = design_key() + ruled + ("" if hints else "-nohints") + ("" if scoring else "-generated")
+        # Whether the engine scores decisions: unknown until the first one (a model server may not).
+        self._scoring: bool | None = None if scoring else False
+        self._thresholds = calibration
+        self.store = ExtractionStore(ctx.db)
+        self._token = CancelToken()  # the run under way's stop: between two fields, and inside one
         self.templates = TemplateStore.for_config(ctx.paths.config_dir)
 
     def cancel(self) -> None:
-        self._stop.set()
-        self.session.cancel()
+        """Stop the run under way (from any thread): the cells stored so far stay; run it again to resume."""
+        self._token.cancel()
 
     def close(self) -> None:
         self.session.close()
@@ -263,66 +284,44 @@ class ExtractionService:
         for doc_id in document_ids:
             self.ctx.library.get(doc_id)
         model = self.model_id()
-        run_id: int | None = None
-        if resume:
-            row = self.ctx.db.execute(
-                "SELECT id FROM extraction_runs WHERE template_sha256 = ? AND model_sha256 = ? AND design = ? "
-                "ORDER BY id DESC LIMIT 1",
-                [template.sha256, model.key, self.design],
-            ).fetchone()
-            run_id = int(row[0]) if row else None
-        now = now_iso()
-        with self.ctx.db.atomic():
-            if run_id is None:
-                run_id = insert_row(
-                    self.ctx.db,
-                    "extraction_runs",
-                    {
-                        "template_key": template.key,
-                        "template_name": template.name,
-                        "template_version": template.version,
-                        "template_sha256": template.sha256,
-                        "template_json": template.to_json(),
-                        "model": model.label,
-                        "model_sha256": model.key,
-                        "settings": json.dumps(dataclasses.asdict(self.ctx.settings.extraction)),
-                        "design": self.design,
-                        "status": "running",
-                        "created_at": now,
-                        "updated_at": now,
-                    },
-                )
-            start = self.ctx.db.execute(
-                "SELECT coalesce(max(position), 0) FROM extraction_run_documents WHERE run_id = ?", [run_id]
-            ).fetchone()[0]
-            for offset, doc_id in enumerate(dict.fromkeys(document_ids), start=1):
-                self.ctx.db.execute(
-                    "INSERT OR IGNORE INTO extraction_run_documents(run_id, document_id, position) VALUES (?, ?, ?)",
-                    [run_id, doc_id, start + offset],
-                )
-        return run_id
+        run_id = self.store.latest(template.sha256, model.key, self.design) if resume else None
+        run = {
+            "template_key": template.key,
+            "template_name": template.name,
+            "template_version": template.version,
+            "template_sha256": template.sha256,
+            "template_json": template.to_json(),
+            "model": model.label,
+            "model_sha256": model.key,
+            "settings": json.dumps(dataclasses.asdict(self.ctx.settings.extraction)),
+            "design": self.design,
+            "status": "running",
+        }
+        return self.store.start(run_id, run, document_ids)
 
     def run_info(self, run_id: int) -> RunInfo:
         return load_run_info(self.ctx, run_id)
 
     def runs(self) -> list[RunInfo]:
-        ids = [r[0] for r in self.ctx.db.execute("SELECT id FROM extraction_runs ORDER BY id DESC")]
-        return [self.run_info(i) for i in ids]
+        return [self.run_info(i) for i in self.store.run_ids()]
 
     def run_documents(self, run_id: int) -> list[int]:
         return load_run_documents(self.ctx, run_id)
 
     def stored_keys(self, run_id: int, document_id: int) -> set[str]:
-        rows = self.ctx.db.execute(
-            "SELECT field_key FROM extraction_cells WHERE run_id = ? AND document_id = ?", [run_id, document_id]
-        ).fetchall()
-        return {r[0] for r in rows}
+        return self.store.field_keys(run_id, document_id)
 
     def run(
-        self, run_id: int, document_ids: list[int] | None = None, on_event: ExtractionSink | None = None
+        self,
+        run_id: int,
+        document_ids: list[int] | None = None,
+        on_event: ExtractionSink | None = None,
+        *,
+        cancel: CancelToken | None = None,
     ) -> RunFinished:
-        """Fill every missing cell of the run for these documents (default: all of the run's)."""
-        self._stop.clear()
+        """Fill every missing cell of the run for these documents (default: all of the run's). A stop
+        (`cancel`, or `self.cancel()`) ends it between two fields or inside one; what is stored stays."""
+        self._token = cancel or CancelToken()
         emit = on_event or (lambda _e: None)
         info = self.run_info(run_id)
         docs = document_ids if document_ids is not None else self.run_documents(run_id)
@@ -364,20 +363,16 @@ class ExtractionService:
 
     def _not_stated(self, run_id: int, document_id: int, field_key: str) -> bool:
         """The field's cell is stored and says "not stated" (not a failed request: that one may yet be retried)."""
-        rows = self.ctx.db.execute(
-            "SELECT found, flags FROM extraction_cells WHERE run_id = ? AND document_id = ? AND field_key = ?",
-            [run_id, document_id, field_key],
-        ).fetchall()
-        return bool(rows) and not rows[0][0] and not set(json.loads(rows[0][1])) & {CUT_OFF, BAD_OUTPUT}
+        row = self.store.cell(run_id, document_id, field_key)
+        return row is not None and not row["found"] and not set(json.loads(row["flags"])) & {CUT_OFF, BAD_OUTPUT}
 
     def _set_status(self, run_id: int, status: str) -> None:
-        with self.ctx.db.atomic():
-            self.ctx.db.table("extraction_runs").update(run_id, {"status": status, "updated_at": now_iso()})
+        self.store.set_status(run_id, status)
 
     def _run_document(
         self,
         info: RunInfo,
-        model: ModelId,
+        model: ModelIdentity,
         doc_id: int,
         position: int,
         count: int,
@@ -415,8 +410,11 @@ class ExtractionService:
         texts = [u.text for u in sources.units]
         if choice.partial:
             emit(Progress(f"{doc.title}: {choice.note()}"))
-        for fields in _groups(pending, max(1, settings.fields_per_request)):
-            if self._stop.is_set():
+        calibration = self._calibration(model)
+        # A scored decision asks one field at a time; a generated one may group yes/no clauses.
+        size = 1 if self._scoring is not False else max(1, settings.fields_per_request)
+        for fields in _groups(pending, size):
+            if self._token.cancelled:
                 raise Cancelled()
             if fields[0].needs and self._not_stated(info.id, doc_id, fields[0].needs):
                 needed = info.template.field(fields[0].needs).name
@@ -425,63 +423,160 @@ class ExtractionService:
                 done += 1
                 emit(CellsStored(cells, done, total))
                 continue
-            look: Look | None = None
-            if not fields[0].yes_no:  # a short answer is alone in its group, and asked plainly first
-                look, look_stats = self._look(model, doc_id, fields[0], choice, emit)
-                if says_not_stated(look.answer):
-                    cells = [not_stated_cell(doc_id, fields[0], extra)]
-                    self._store(info.id, cells, {fields[0].key: {LOOK: look.answer}}, look_stats)
-                    done += 1
-                    emit(CellsStored(cells, done, total))
-                    continue
-            asks = [ask_field(self.ctx, doc_id, f, choice, hints=self.hints) for f in fields]
-            raw, stats, flags = self._ask(model, doc_id, asks, choice, emit, look)
-            cells = [
-                failed_cell(doc_id, a.field, (*flags, *extra))
-                if flags
-                else cell_from_answer(doc_id, a, raw[a.field.key], sources, extra, settings.quote_threshold)
-                for a in asks
-            ]
-            # A value the document does not hold (read from the file name) or never calls by the field's
-            # words (an agreement date as effective date) is not stated.
-            cells = [
-                named_or_not_stated(held_or_not_stated(c, a.field, sources), a.field, texts)
-                for c, a in zip(cells, asks, strict=True)
-            ]
-            # A value quoted from elsewhere opens on the sentence that calls it so.
-            threshold = settings.quote_threshold
-            cells = [with_naming_evidence(c, a.field, sources, threshold) for c, a in zip(cells, asks, strict=True)]
-            if look is not None:  # what the model first said plainly is kept beside its form
+            decision, decided_stats = (
+                self._decide(model, doc_id, fields[0], choice, calibration, emit) if len(fields) == 1 else (None, None)
+            )
+            if decision is not None and not decision.there:
+                cells = [_with_decision(absent_cell(doc_id, fields[0], extra), decision)]
+                self._store(
+                    info.id, cells, {fields[0].key: {SCORED: _decision_record(decision)}}, decided_stats or _NOTHING
+                )
+                done += 1
+                emit(CellsStored(cells, done, total))
+                continue
+            if decision is not None and fields[0].yes_no:
+                cells, raw, stats = self._clause(model, doc_id, fields[0], choice, sources, extra, emit)
+            else:
+                cells, raw, stats = self._values(model, doc_id, fields, choice, sources, extra, emit, decision)
+            if not cells:  # a generated decision: the plain answer said not stated
+                cells = [not_stated_cell(doc_id, fields[0], extra)]
+            asked = {f.key: f for f in fields}
+            cells = [self._ruled(c, asked[c.field_key], sources, texts) for c in cells]
+            if decision is None:  # the generated answer decided: the cell's record says so
+                cells = [dataclasses.replace(c, decided_by=GENERATED) for c in cells]
+            else:
                 key = fields[0].key
-                raw = {key: {**(raw.get(key) or {}), LOOK: look.answer}}
-                stats = _both(look_stats, stats)
+                cells = [_with_decision(cells[0], decision)]
+                raw = {key: {**(raw.get(key) or {}), SCORED: _decision_record(decision)}}
+                stats = _both(decided_stats, stats) if decided_stats is not None else stats
             self._store(info.id, cells, raw, stats)
             done += len(cells)
             emit(CellsStored(cells, done, total))
-        with self.ctx.db.atomic():
-            self.ctx.db.execute(
-                "UPDATE extraction_run_documents SET status = 'done' WHERE run_id = ? AND document_id = ?",
-                [info.id, doc_id],
-            )
+        self.store.document_done(info.id, doc_id)
         return done
 
-    def model_id(self) -> ModelId:
-        served = self.session.served_label()
-        if served is not None:  # reach the server (and learn its model) before storing anything
-            return ModelId(served, f"server:{served}", None, False, None)
-        record = self.ctx.models.active(self.ctx.settings)
-        return ModelId(record.label, record.sha256, record.sha256, record.is_starter, record)
+    # -- one field ---------------------------------------------------------------------------------
+    def _calibration(self, model: ModelIdentity) -> Calibration:
+        if self._thresholds is not None:
+            return self._thresholds
+        from assets import asset_path
 
-    def _page_choice(self, model: ModelId, doc_id: int, fields: tuple[TemplateField, ...]) -> PageChoice:
+        folders = [self.ctx.paths.config_dir / "calibration", asset_path("calibration")]
+        return load_calibration(folders, model.sha256)
+
+    def _decide(
+        self,
+        model: ModelIdentity,
+        doc_id: int,
+        field: TemplateField,
+        choice: PageChoice,
+        calibration: Calibration,
+        emit: ExtractionSink,
+    ) -> tuple[Decision | None, GenerationStats | None]:
+        """Whether the field is there, scored by the model (one forward pass on top of the document);
+        (None, None) when the engine cannot score, so the generated answer decides."""
+        if self._scoring is False:
+            return None, None
+        prepared = self._prepare(doc_id, lambda documents: decide_messages(documents, field, choice), choice, 1)
+        try:
+            scores, stats = self._scores(model, prepared, prepared.request(sampling=_greedy(1), choices=YES_NO), emit)
+        except ScoringUnsupported as exc:
+            self._scoring = False
+            emit(Progress(f"{exc}; the model's generated answers decide instead"))
+            return None, None
+        self._scoring = True
+        return decide(scores.logprobs, calibration.of(field.key), scores.source), stats
+
+    def _clause(
+        self,
+        model: ModelIdentity,
+        doc_id: int,
+        field: TemplateField,
+        choice: PageChoice,
+        sources: Sources,
+        extra: tuple[str, ...],
+        emit: ExtractionSink,
+    ) -> tuple[list[Cell], dict[str, Any], GenerationStats]:
+        """A clause judged present: the passage that is it. Among passages the word search offers, the
+        one the model scores most likely (one more forward pass); without any, the clause it copies."""
+        ask = ask_field(self.ctx, doc_id, field, choice, hints=self.hints)
+        settings = self.ctx.settings.extraction
+        if not ask.choosing:
+            return self._values(model, doc_id, [field], choice, sources, extra, emit, decided=True)
+        prepared = self._prepare(doc_id, lambda documents: choose_messages(documents, ask, choice), choice, 1)
+        numbers = tuple((str(n),) for n in range(1, len(ask.candidates) + 1))
+        if len(numbers) == 1:
+            picked, stats = 1, _NOTHING  # one passage offered: nothing to choose
+            chances: list[float] = []
+        else:
+            scored, stats = self._scores(model, prepared, prepared.request(sampling=_greedy(1), choices=numbers), emit)
+            chances = [round(lp, 4) for lp in scored.logprobs]
+            picked = 1 + max(range(len(chances)), key=chances.__getitem__)
+        raw = {PASSAGE: picked, PRESENT: YES, "passage_logprobs": chances}
+        cell = cell_from_answer(doc_id, ask, raw, sources, extra, settings.quote_threshold)
+        return [cell], {field.key: raw}, stats
+
+    def _values(
+        self,
+        model: ModelIdentity,
+        doc_id: int,
+        fields: list[TemplateField],
+        choice: PageChoice,
+        sources: Sources,
+        extra: tuple[str, ...],
+        emit: ExtractionSink,
+        decision: Decision | None = None,
+        *,
+        decided: bool = False,
+    ) -> tuple[list[Cell], dict[str, Any], GenerationStats]:
+        """The generated answer for these fields: a short answer's plain question first, then the form
+        (evidence before value). `decided` (a scored decision said the field is there): the form can
+        only give it. Without a decision, a plain answer saying "not stated" ends the field: no cells."""
+        decided = decided or decision is not None
+        look: Look | None = None
+        look_stats: GenerationStats | None = None
+        if not fields[0].yes_no:  # a short answer is alone in its group, and asked plainly first
+            look, look_stats = self._look(model, doc_id, fields[0], choice, emit)
+            if not decided and says_not_stated(look.answer):
+                return [], {fields[0].key: {LOOK: look.answer}}, look_stats
+        asks = [ask_field(self.ctx, doc_id, f, choice, hints=self.hints) for f in fields]
+        raw, stats, flags = self._ask(model, doc_id, asks, choice, emit, look, decided=decided)
+        threshold = self.ctx.settings.extraction.quote_threshold
+        cells = [
+            failed_cell(doc_id, a.field, (*flags, *extra))
+            if flags
+            else cell_from_answer(doc_id, a, raw[a.field.key], sources, extra, threshold)
+            for a in asks
+        ]
+        if look is not None and look_stats is not None:  # what the model first said plainly is kept beside its form
+            key = fields[0].key
+            raw = {key: {**(raw.get(key) or {}), LOOK: look.answer}}
+            stats = _both(look_stats, stats)
+        return cells, raw, stats
+
+    def _ruled(self, cell: Cell, field: TemplateField, sources: Sources, texts: list[str]) -> Cell:
+        """The rules this service applies after the model (RULES), in their order: a value no page
+        holds is not stated; one the document never calls by the field's words is not stated; a value
+        quoted from elsewhere opens on the sentence that calls it so."""
+        if HELD in self.rules:
+            cell = held_or_not_stated(cell, field, sources)
+        if NAMED in self.rules:
+            cell = named_or_not_stated(cell, field, texts)
+        if NAMING_EVIDENCE in self.rules:
+            cell = with_naming_evidence(cell, field, sources, self.ctx.settings.extraction.quote_threshold)
+        return cell
+
+    def model_id(self) -> ModelIdentity:
+        return self.session.model_identity(self.ctx)  # a server is reached before anything is stored
+
+    def _page_choice(self, model: ModelIdentity, doc_id: int, fields: tuple[TemplateField, ...]) -> PageChoice:
         """All of the document when it fits the model's context; else the pages a word search ranks
         highest for the template's fields, as many as fit (never a silent cut: the cells say so)."""
         record = model.record
         if record is None:  # a model server: its context is its own business, and its errors say so
             return PageChoice()
         settings = self.ctx.settings
-        ceiling = self.session.facts(record).context_length or 0
-        if settings.context_cap:
-            ceiling = min(ceiling, settings.context_cap) if ceiling else settings.context_cap
+        ceiling = self.session.context_ceiling(record)
         # The largest request a field can make: its question with three offered passages, and the
         # longest answer a short-answer field may write.
         widest = [FieldAsk(max(fields, key=lambda f: len(f.description)), "", _LONGEST_OFFER)]
@@ -502,10 +597,10 @@ class ExtractionService:
             budget -= count.total + reserve - ceiling + 256  # the estimate was short: aim lower
         raise FolioError(f"{self.ctx.library.get(doc_id).title}: no pages of it fit the model's context")
 
-    def _schema(self, asks: list[FieldAsk]) -> dict[str, Any]:
+    def _schema(self, asks: list[FieldAsk], *, decided: bool = False) -> dict[str, Any]:
         settings = self.ctx.settings.extraction
         specs = [(a.field.key, a.field.yes_no, len(a.candidates) if a.choosing else 0) for a in asks]
-        return group_schema(specs, settings.value_chars, settings.quote_chars)
+        return group_schema(specs, settings.value_chars, settings.quote_chars, decided=decided)
 
     def _answer_tokens(self, asks: list[FieldAsk]) -> int:
         return max_output_bytes(self._schema(asks)) + 2
@@ -526,27 +621,29 @@ class ExtractionService:
             self.ctx, [doc_id], build, think=False, answer_tokens=max_tokens, pages=pages_of(doc_id, choice)
         )
 
-    def _generate(
-        self, model: ModelId, prepared: Prepared, request: GenerateRequest, emit: ExtractionSink
-    ) -> tuple[str, GenerationStats]:
-        pieces: list[str] = []
-        stats: GenerationStats | None = None
-        for event in self.session.generate(prepared.config, request):
-            if isinstance(event, TokenText):
-                pieces.append(event.text)
-            elif isinstance(event, Finished):
-                stats = event.stats
-            else:
-                progress = progress_of(event, model.label)
-                if progress is not None:
-                    emit(progress)
-        assert stats is not None
-        if stats.stop_reason == "cancelled":
+    def _request(self, prepared: Prepared, request: GenerateRequest, emit: ExtractionSink) -> Result:
+        """One request of the run through the session, under the run's stop."""
+        result = self.session.run(prepared, request, cancel=self._token, on_progress=emit)
+        if result.cancelled:
             raise Cancelled()
-        return "".join(pieces), stats
+        return result
+
+    def _generate(
+        self, model: ModelIdentity, prepared: Prepared, request: GenerateRequest, emit: ExtractionSink
+    ) -> tuple[str, GenerationStats]:
+        result = self._request(prepared, request, emit)
+        return result.text, result.stats
+
+    def _scores(
+        self, model: ModelIdentity, prepared: Prepared, request: GenerateRequest, emit: ExtractionSink
+    ) -> tuple[Scored, GenerationStats]:
+        result = self._request(prepared, request, emit)
+        if result.scored is None:
+            raise FolioError(f"{model.label} returned no scores for a scored question")
+        return result.scored, result.stats
 
     def _look(
-        self, model: ModelId, doc_id: int, field: TemplateField, choice: PageChoice, emit: ExtractionSink
+        self, model: ModelIdentity, doc_id: int, field: TemplateField, choice: PageChoice, emit: ExtractionSink
     ) -> tuple[Look, GenerationStats]:
         """The field's plain question, answered as in the chat (greedy, so a rerun answers alike)."""
         prepared = self._prepare(doc_id, lambda documents: look_messages(documents, field, choice), choice, LOOK_TOKENS)
@@ -555,14 +652,16 @@ class ExtractionService:
 
     def _ask(
         self,
-        model: ModelId,
+        model: ModelIdentity,
         doc_id: int,
         asks: list[FieldAsk],
         choice: PageChoice,
         emit: ExtractionSink,
         look: Look | None = None,
+        *,
+        decided: bool = False,
     ) -> tuple[dict[str, Any], GenerationStats, tuple[str, ...]]:
-        schema = self._schema(asks)
+        schema = self._schema(asks, decided=decided)
         sampling = _greedy(max_output_bytes(schema) + 2)
         prepared = self._prepare(
             doc_id, lambda documents: extraction_messages(documents, asks, choice, look), choice, sampling.max_tokens
@@ -580,38 +679,38 @@ class ExtractionService:
         return raw, stats, ()
 
     def _store(self, run_id: int, cells: list[Cell], raw: dict[str, Any], stats: GenerationStats) -> None:
-        now = now_iso()
         share = len(cells)
-        with self.ctx.db.atomic():
-            for cell in cells:
-                self.ctx.db.table("extraction_cells").insert(
-                    {
-                        "run_id": run_id,
-                        "document_id": cell.document_id,
-                        "field_key": cell.field_key,
-                        "found": int(cell.found),
-                        "value": cell.value,
-                        "quote": cell.quote,
-                        "cited": cell.cited,
-                        "page": cell.page,
-                        "label": cell.label,
-                        "t_seconds": cell.t_seconds,
-                        "quote_status": cell.quote_status,
-                        "quote_score": cell.quote_score,
-                        "flags": json.dumps(list(cell.flags)),
-                        "verdict": cell.verdict,
-                        "passage": cell.passage,
-                        "raw": json.dumps(raw.get(cell.field_key), ensure_ascii=False),
-                        # One request answers the whole group; its cost is shared out over the cells.
-                        "prompt_tokens": stats.prompt_tokens,
-                        "cached_tokens": stats.cached_tokens,
-                        "completion_tokens": stats.completion_tokens // share,
-                        "prefill_ms": round(stats.prefill_ms / share, 1),
-                        "generate_ms": round(stats.generate_ms / share, 1),
-                        "created_at": now,
-                    }
-                )
-            self.ctx.db.execute("UPDATE extraction_runs SET updated_at = ? WHERE id = ?", [now, run_id])
+        rows = [
+            {
+                "document_id": cell.document_id,
+                "field_key": cell.field_key,
+                "found": int(cell.found),
+                "value": cell.value,
+                "quote": cell.quote,
+                "cited": cell.cited,
+                "page": cell.page,
+                "label": cell.label,
+                "t_seconds": cell.t_seconds,
+                "quote_status": cell.quote_status,
+                "quote_score": cell.quote_score,
+                "flags": list(cell.flags),
+                "verdict": cell.verdict,
+                "passage": cell.passage,
+                "score": cell.score,
+                "threshold": cell.threshold,
+                "decided_by": cell.decided_by,
+                "confidence": cell.confidence,
+                "raw": json.dumps(raw.get(cell.field_key), ensure_ascii=False),
+                # One request answers the whole group; its cost is shared out over the cells.
+                "prompt_tokens": stats.prompt_tokens,
+                "cached_tokens": stats.cached_tokens,
+                "completion_tokens": stats.completion_tokens // share,
+                "prefill_ms": round(stats.prefill_ms / share, 1),
+                "generate_ms": round(stats.generate_ms / share, 1),
+            }
+            for cell in cells
+        ]
+        self.store.add_cells(run_id, rows)
 
     # -- reading back ----------------------------------------------------------------------------
     def table(self, run_id: int, document_ids: list[int] | None = None) -> ExtractionTable:
@@ -619,16 +718,12 @@ class ExtractionService:
 
 
 def load_evidence(ctx: AppContext, run_id: int, document_id: int, field_key: str) -> Evidence:
-    row = list(
-        ctx.db.table("extraction_cells").rows_where(
-            "run_id = ? AND document_id = ? AND field_key = ?", [run_id, document_id, field_key]
-        )
-    )
-    if not row:
+    row = ExtractionStore(ctx.db).cell(run_id, document_id, field_key)
+    if row is None:
         raise NotFound(f"run {run_id} has no value for {field_key!r} in document {document_id}")
     info = load_run_info(ctx, run_id)
     yes_no = any(f.yes_no for f in info.template.fields if f.key == field_key)
-    cell = _row_to_cell(row[0], yes_no)
+    cell = _row_to_cell(row, yes_no)
     # What to mark: the model's own words when they are on the page, else the words that support the cell.
     mark = cell.quote if cell.verified else cell.passage
     bbox = None
@@ -652,6 +747,29 @@ _LONGEST_OFFER = tuple(Passage(1, None, "word " * 64) for _ in range(3))
 
 
 _NOTHING = GenerationStats(0, 0, 0, 0.0, 0.0, 0, "not asked")  # what a field left unasked cost
+SCORED = "scored"  # where a cell's stored raw answer keeps its scored decision
+
+
+def absent_cell(document_id: int, field: TemplateField, flags: tuple[str, ...]) -> Cell:
+    """Not there: a yes/no clause absent, a short answer not stated."""
+    if field.yes_no:
+        return Cell(document_id, field.key, False, "no", flags=flags, yes_no=True)
+    return not_stated_cell(document_id, field, flags)
+
+
+def _with_decision(cell: Cell, decision: Decision) -> Cell:
+    return dataclasses.replace(
+        cell,
+        score=decision.score,
+        threshold=decision.threshold,
+        decided_by=decision.decided_by,
+        confidence=decision.confidence,
+    )
+
+
+def _decision_record(decision: Decision) -> dict[str, Any]:
+    return {"there": decision.there, "score": decision.score, "threshold": decision.threshold,
+            "by": decision.decided_by, "confidence": decision.confidence}  # fmt: skip
 
 
 def _greedy(max_tokens: int) -> Sampling:

@@ -104,17 +104,35 @@ def choice_cell_schema(candidates: int) -> dict[str, Any]:
 CellSpec = tuple[str, bool, int]  # field key, yes/no clause, passages offered (0: none)
 
 
-def group_schema(cells: list[CellSpec], value_chars: int, quote_chars: int) -> dict[str, Any]:
-    """The schema of one request's answer."""
+def group_schema(cells: list[CellSpec], value_chars: int, quote_chars: int, *, decided: bool = False) -> dict[str, Any]:
+    """The schema of one request's answer. `decided`: whether the field is there was already decided
+    (scored, app.extraction.decide), so the answer can only give it: no "not stated" or "no" branch."""
     out: dict[str, Any] = {}
     for key, yes_no, candidates in cells:
         if yes_no:
-            out[key] = choice_cell_schema(candidates) if candidates else yes_no_cell_schema(quote_chars)
+            cell = choice_cell_schema(candidates) if candidates else yes_no_cell_schema(quote_chars)
         elif candidates:
-            out[key] = text_choice_cell_schema(candidates, value_chars, quote_chars)
+            cell = text_choice_cell_schema(candidates, value_chars, quote_chars)
         else:
-            out[key] = text_cell_schema(value_chars, quote_chars)
+            cell = text_cell_schema(value_chars, quote_chars)
+        out[key] = _there_only(cell) if decided else cell
     return _object(out)
+
+
+def _there_only(cell: dict[str, Any]) -> dict[str, Any]:
+    """A cell's schema without the branches that say nothing is there, and 'present' only 'yes'."""
+    kept = []
+    for branch in cell["anyOf"]:
+        props = branch["properties"]
+        says_none = (
+            props.get(PRESENT) == _only(NO)
+            or props.get(STATED) == _only(NO)
+            or props.get(ANSWER) == _only(NOT_STATED)
+            or props.get(CLAUSE) == _only("")
+        )
+        if not says_none:
+            kept.append(_object({**props, PRESENT: _only(YES)}) if PRESENT in props else branch)
+    return kept[0] if len(kept) == 1 else {"anyOf": kept}
 
 
 def _bound(schema: dict[str, Any], per_char: int) -> int:

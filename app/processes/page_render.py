@@ -66,11 +66,8 @@ class PageContent:
 def source_paths(library: Library, doc: DocumentRow) -> list[Path]:
     """Where the document's file may be: the library's own copy (an e-mail attachment's), then the
     paths it was added from, newest first."""
-    rows = library.db.execute(
-        "SELECT path FROM document_sources WHERE document_id = ? ORDER BY id DESC", [doc.id]
-    ).fetchall()
     kept = library.original_path(doc.id)
-    paths = [*([kept] if kept else []), Path(doc.source_path), *(Path(r[0]) for r in rows)]
+    paths = [*([kept] if kept else []), Path(doc.source_path), *library.added_from(doc.id)]
     return list(dict.fromkeys(paths))
 
 

@@ -162,19 +162,32 @@ class Conversations:
         with self.db.atomic():
             self.db.table("conversations").update(conversation_id, {"title": title.strip() or "Untitled"})
 
-    def drop_last_exchange(self, conversation_id: int) -> str:
-        """Remove the last question and the answer(s) after it, in one transaction; return the
-        question, so it can be asked again (Regenerate). Raises NotFound when there is none."""
+    def last_exchange(self, conversation_id: int) -> tuple[int, str]:
+        """The last question (its message id and text), to ask again (Regenerate). Raises NotFound
+        when there is none."""
+        row = self.db.execute(
+            "SELECT id, text FROM messages WHERE conversation_id = ? AND role = 'user' ORDER BY seq DESC LIMIT 1",
+            [conversation_id],
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"conversation {conversation_id} has no question to ask again")
+        return int(row[0]), str(row[1])
+
+    def drop_exchange(self, conversation_id: int, user_id: int, until_id: int) -> None:
+        """Remove a question and the answer(s) after it, up to (not including) message `until_id`, in
+        one transaction (Regenerate: the old exchange goes with the storing of the new answer)."""
         with self.db.atomic():
-            row = self.db.execute(
-                "SELECT seq, text FROM messages WHERE conversation_id = ? AND role = 'user' ORDER BY seq DESC LIMIT 1",
-                [conversation_id],
+            bounds = self.db.execute(
+                "SELECT (SELECT seq FROM messages WHERE id = ?), (SELECT seq FROM messages WHERE id = ?)",
+                [user_id, until_id],
             ).fetchone()
-            if row is None:
-                raise NotFound(f"conversation {conversation_id} has no question to ask again")
-            self.db.execute("DELETE FROM messages WHERE conversation_id = ? AND seq >= ?", [conversation_id, row[0]])
+            if bounds[0] is None or bounds[1] is None:
+                raise NotFound(f"conversation {conversation_id} no longer holds that exchange")
+            self.db.execute(
+                "DELETE FROM messages WHERE conversation_id = ? AND seq >= ? AND seq < ?",
+                [conversation_id, bounds[0], bounds[1]],
+            )
             self._touch(conversation_id)
-        return str(row[1])
 
     def delete(self, conversation_id: int) -> None:
         self.get(conversation_id)

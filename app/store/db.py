@@ -343,6 +343,17 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE messages ADD COLUMN draft_note TEXT NOT NULL DEFAULT '';
         """,
     ),
+    (
+        # A cell's decision (is the clause there? is the value stated?) as the model scored it: its
+        # probability, the line it was judged against, how it was read, and how sure the decision is.
+        "m029_cell_scores",
+        """
+        ALTER TABLE extraction_cells ADD COLUMN score REAL;
+        ALTER TABLE extraction_cells ADD COLUMN threshold REAL;
+        ALTER TABLE extraction_cells ADD COLUMN decided_by TEXT NOT NULL DEFAULT '';
+        ALTER TABLE extraction_cells ADD COLUMN confidence REAL;
+        """,
+    ),
 ]
 
 KNOWN = [name for name, _ in MIGRATIONS]

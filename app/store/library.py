@@ -416,6 +416,13 @@ class Library:
         ).fetchall()
         return [StoredAttachment(int(r[0]), int(r[1]), str(r[2]), r[3], str(r[4])) for r in rows]
 
+    def added_from(self, doc_id: int) -> list[Path]:
+        """Every path the document was added from, the newest first."""
+        rows = self.db.execute(
+            "SELECT path FROM document_sources WHERE document_id = ? ORDER BY id DESC", [doc_id]
+        ).fetchall()
+        return [Path(r[0]) for r in rows]
+
     def original_path(self, doc_id: int) -> Path | None:
         """The library's own copy of a document's file (e-mail attachments), or None."""
         row = self.db.execute("SELECT original_blob FROM documents WHERE id = ?", [doc_id]).fetchone()

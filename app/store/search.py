@@ -158,6 +158,22 @@ class Search:
             taken += text.split()
         return Passage(page, label, " ".join(taken[:words]))
 
+    def segment_places(
+        self, query: str, document_ids: list[int], *, limit: int
+    ) -> list[tuple[int, int | None, float | None]]:
+        """(document id, page, time) of the segments of these documents FTS5 finds for an FTS5 query,
+        best first (BM25)."""
+        if not query or not document_ids:
+            return []
+        marks = ",".join("?" * len(document_ids))
+        rows = self.db.execute(
+            f"SELECT s.document_id, s.page, s.t_seconds FROM segments_fts JOIN segments s "
+            f"ON s.id = segments_fts.rowid WHERE segments_fts MATCH ? AND s.document_id IN ({marks}) "
+            f"ORDER BY bm25(segments_fts) LIMIT {int(limit)}",
+            [query, *document_ids],
+        ).fetchall()
+        return [(int(r[0]), r[1], r[2]) for r in rows]
+
     def document_pages(self, document_id: int, words: list[str], *, limit: int = 3) -> list[int]:
         """Pages of one document holding any of the words, best BM25 match first."""
         # bm25() cannot sit under an aggregate, so pages are taken in order of their best segment.

@@ -90,7 +90,8 @@ def contract_text(pdf: Path, page: int) -> str:
 
 def test_follow_up_continues_the_conversation(starter_home: Path, contract_pdf: Path) -> None:
     from app.chat import ChatService
-    from app.engine.session import Progress, prompt_documents
+    from app.engine.documents import prompt_documents
+    from app.engine.progress import Progress
 
     ctx = open_app()
     service = ChatService(ctx)

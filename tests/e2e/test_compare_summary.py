@@ -68,7 +68,8 @@ def test_summary_clause_by_clause_when_both_versions_do_not_fit(
     from app.compare.summary import change_groups, summarise
     from app.compare.versions import version_from_library
     from app.context import open_app
-    from app.engine.session import Progress, Session
+    from app.engine.progress import Progress
+    from app.engine.session import Session
 
     ctx = open_app()
     session = Session.for_context(ctx)

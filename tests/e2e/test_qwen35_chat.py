@@ -11,7 +11,7 @@ import pytest
 
 from app.chat import AnswerDelta, ChatService
 from app.context import open_app
-from app.engine.session import Progress
+from app.engine.progress import Progress
 from inference.chat_format import Message, PromptPart, template_for
 from inference.engine import LocalEngine
 from inference.engine_api import EngineConfig

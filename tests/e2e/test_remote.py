@@ -22,7 +22,7 @@ import pytest
 from inference.chat_format import Message
 from inference.engine import GenerateRequest, Sampling
 from inference.errors import EngineError
-from inference.events import EngineEvent, Finished, TokenText
+from inference.events import EngineEvent, Finished, Scored, TokenText
 from inference.prompt import PromptDocument, SourceBlock, build_messages
 from inference.remote import RemoteConfig, RemoteEngine
 from tests.conftest import run_folio
@@ -117,6 +117,30 @@ def test_cancel_stops_a_real_stream_and_the_server_stays_usable(starter_server: 
     assert isinstance(finished, Finished) and finished.stats.stop_reason == "cancelled"
     again = list(engine.generate(None, _request(max_tokens=4)))
     assert isinstance(again[-1], Finished) and again[-1].stats.stop_reason in ("eos", "length")
+
+
+YES_NO = (("Yes", "yes"), ("No", "no"))
+
+
+def test_choices_are_scored_from_a_real_servers_logprobs(starter_server: str) -> None:
+    engine = RemoteEngine(RemoteConfig(starter_server))
+    question = "Yes or no?"  # the starter answers it with one of the two
+    scored = GenerateRequest([], Sampling(0.0, 1.0, 1, 0.0, 0.0, 4), 0, (Message("user", question),),
+                             choices=YES_NO)  # fmt: skip
+    events = list(engine.generate(None, scored))
+    (score,) = [e for e in events if isinstance(e, Scored)]
+    assert score.source == "logprobs" and len(score.logprobs) == 2
+    assert all(lp <= 0 for lp in score.logprobs)
+    assert isinstance(events[-1], Finished) and events[-1].stats.stop_reason == "scored"
+    greedy = GenerateRequest([], Sampling(0.0, 1.0, 1, 0.0, 0.0, 2), 0, (Message("user", question),))
+    said = "".join(e.text for e in engine.generate(None, greedy) if isinstance(e, TokenText)).strip().lower()
+    # The greedy answer's first word is the choice with the higher probability.
+    if said.startswith("yes"):
+        assert score.logprobs[0] > score.logprobs[1]
+    elif said.startswith("no"):
+        assert score.logprobs[1] > score.logprobs[0]
+    else:
+        pytest.fail(f"the starter answered neither yes nor no: {said!r}")
 
 
 def test_prompt_larger_than_the_servers_context_is_one_line(starter_server: str) -> None:

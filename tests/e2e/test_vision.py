@@ -237,7 +237,7 @@ def test_scanned_pages_and_keyframes_reach_the_model_through_the_app(
     tiny: dict[str, str], folio_home: Path, ctx: object
 ) -> None:
     from app.chat import ChatService
-    from app.engine.session import prompt_documents
+    from app.engine.documents import prompt_documents
 
     scan_id, clip_id = _store_scan_and_clip(ctx, tiny)
     blocks = prompt_documents(ctx, [scan_id, clip_id], images=True)  # type: ignore[arg-type]

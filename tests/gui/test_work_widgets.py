@@ -114,6 +114,42 @@ def test_reviewer_accepts_corrects_and_rejects_beside_the_model(qtbot, window, c
     assert log.verify().ok
 
 
+def test_the_least_sure_cells_come_first_and_can_be_reviewed(qtbot, window, contract_pdf: Path) -> None:  # type: ignore[no-untyped-def]
+    """Each scored cell says how sure its decision is; the list puts the least sure first, keeps only
+    the cells to check when asked, and a review from the list lands on that cell."""
+    from app.extraction.decide import FieldCalibration, decide
+
+    def scored(key: str, found: bool, logprobs: tuple[float, float], yes_no: bool = True) -> Cell:
+        d = decide(logprobs, FieldCalibration(), "logits")
+        return Cell(-1, key, found, "yes" if found else "no", yes_no=yes_no, score=d.score, threshold=d.threshold,
+                    decided_by=d.decided_by, confidence=d.confidence)  # fmt: skip
+
+    cells = [scored("audit_rights", False, (-0.75, -0.66)), scored("insurance", True, (-0.05, -3.2)),
+             scored("non_compete", False, (-2.2, -0.12)), scored("exclusivity", True, (-0.6, -0.8))]  # fmt: skip
+    _ctx, doc, template, _service, run = _stored_run(window, contract_pdf, cells)
+    view = window.work_menu.show_table(run)
+    col = {f.key: i for i, f in enumerate(template.fields)}
+    assert view.model.data(view.model.index(0, col["insurance"])).endswith("confidence: high")
+    assert view.model.data(view.model.index(0, col["audit_rights"])) == "No\nconfidence: check"
+    tip = view.model.data(view.model.index(0, col["audit_rights"]), Qt.ItemDataRole.ToolTipRole)
+    assert "probability of 'yes' 0.48 against the line 0.50" in tip and "'absent' is right" in tip
+    assert "to check by confidence" in view.caption.text()
+
+    view.show_least_sure_first()
+    listed = view.list.model()
+    assert listed.rowCount() == 5  # the four scored cells and the governing law, which was not scored
+    first = [listed.data(listed.index(r, 1)) for r in range(listed.rowCount())]
+    assert first[:4] == ["Audit Rights", "Exclusivity", "Non-Compete", "Insurance"] and first[4] == "Governing Law"
+    view.show_least_sure_first(("check", "low"))
+    assert [listed.data(listed.index(r, 1)) for r in range(listed.rowCount())] == ["Audit Rights", "Exclusivity"]
+    requested: list[tuple[object, ...]] = []
+    view.review_requested.connect(lambda *a: requested.append(a))
+    view.list.setCurrentIndex(listed.index(1, 0))
+    assert view.buttons["accepted"].isEnabled()
+    view.buttons["accepted"].click()
+    assert requested == [(run, doc.id, "exclusivity", "accepted", "")]
+
+
 def test_search_box_lists_hits_and_opens_the_page(qtbot, window, contract_pdf: Path) -> None:  # type: ignore[no-untyped-def]
     doc = window.ctx.library.add(contract_pdf).document
     panel = window.work_menu.search()

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from app.context import AppContext, open_app
-from app.engine.session import prompt_documents
+from app.engine.documents import prompt_documents
 from assets import read_text
 from inference.chat_format import Message, template_for
 from inference.engine import EngineConfig, LocalEngine

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from app.chat import ChatService
 from app.context import AppContext
-from app.engine.session import read_documents
+from app.engine.documents import read_documents
 from inference.events import GenerationStats
 from tests.fixtures.pdfs import GOVERNING_LAW_PAGE
 

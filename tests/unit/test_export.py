@@ -14,7 +14,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.context import AppContext
-from app.export import CSV_PARTS, Exporter, FileExists, cell_status, review_columns, safe_filename, write_new
+from app.export import (
+    CSV_PARTS,
+    Exporter,
+    FileExists,
+    cell_status,
+    confidence_text,
+    review_columns,
+    safe_filename,
+    write_new,
+)
 from app.extraction.cells import BAD_PAGE, QUOTE_NOT_FOUND, QUOTED, SUPPORTED, UNSUPPORTED
 from app.extraction.review import review_cell
 from app.extraction.runner import Cell, ExtractionService, ExtractionTable
@@ -31,7 +40,9 @@ def _cells(doc_ids: list[int], keys: list[str]) -> list[Cell]:
         for i, key in enumerate(keys):
             kind = (i + d) % 4
             if kind == 0:
-                cells.append(Cell(d, key, found=False, value="no", yes_no=i >= 8))
+                # A decision the model scored (app.extraction.decide): unsure it is absent.
+                cells.append(Cell(d, key, found=False, value="no", yes_no=i >= 8, score=0.41, threshold=0.5,
+                                  decided_by="logits", confidence=0.59))  # fmt: skip
             elif kind == 1:
                 cells.append(Cell(d, key, True, "Delaware", "laws of the State of Delaware", "4", 4, "4", None,
                                   "exact", 1.0, verdict=QUOTED, passage="laws of the State of Delaware"))  # fmt: skip
@@ -74,6 +85,7 @@ def _expected(table: ExtractionTable) -> dict[tuple[str, str], tuple[object, ...
             out[(d.sha256, f.name)] = (
                 c.display,
                 cell_status(c),
+                confidence_text(c),
                 c.quote,
                 c.anchor_text,
                 ";".join(c.flags),
@@ -124,9 +136,11 @@ def test_xlsx_round_trip(table: tuple[AppContext, int, ExtractionTable], tmp_pat
     back = {}
     for row in ev.iter_rows(min_row=2, values_only=True):
         rec = dict(zip(names, row, strict=True))
+        confidence = f"{rec['Confidence']} ({rec['Confidence (number)']:.2f})" if rec["Confidence"] else ""
         back[(rec["Document sha256"], rec["Field"])] = (
             rec["Value"],
             rec["Check"],
+            confidence,
             rec["Quote"] or "",
             rec["Where"] or "",
             rec["Flags"] or "",
@@ -156,6 +170,10 @@ def test_json_round_trip(table: tuple[AppContext, int, ExtractionTable], tmp_pat
     reviews = {(c["document_id"], c["field_key"]): c["review"] for c in data["cells"] if c["review"]}
     assert {k: v["decision"] for k, v in reviews.items()} == {k: r.decision for k, r in t.reviews.items()}
     assert {c["status"] for c in data["cells"]} <= {"quoted", "supported", "unsupported", "not stated", "absent"}
+    scored = [c for c in data["cells"] if c["confidence"] is not None]  # the scored decisions and their words
+    assert scored and {(c["score"], c["confidence"], c["confidence_word"], c["decided_by"]) for c in scored} == {
+        (0.41, 0.59, "check", "logits")
+    }
 
 
 def test_never_overwrites_without_asking(table: tuple[AppContext, int, ExtractionTable], tmp_path: Path) -> None:

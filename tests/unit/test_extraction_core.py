@@ -8,7 +8,7 @@ import pytest
 
 from app.citations.grounding import Sources
 from app.context import AppContext
-from app.engine.session import prompt_documents
+from app.engine.documents import prompt_documents
 from app.extraction.cells import (
     ADDED,
     BAD_PAGE,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.context import AppContext
-from app.engine.session import prompt_documents
+from app.engine.documents import prompt_documents
 from app.extraction.prompt import (
     FieldAsk,
     Look,

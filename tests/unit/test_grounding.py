@@ -57,7 +57,8 @@ def verdicts(answer: str, sources: Sources) -> list[tuple[str, int | None]]:
         ("The agreement is governed by the laws of the State of Nevada [p. 4].", [(UNSUPPORTED, None)]),
         ("The Client pays a monthly fee of $15,000 [p. 2].", [(UNSUPPORTED, None)]),
         ("It was entered into on March 4, 2025.", [(UNSUPPORTED, None)]),
-        ("The parties are Northwind Analytics LLC and Fabrikam Inc.", [(UNSUPPORTED, None)]),
+        # a part found, a part not (issue 29): the parties named in part are partly supported, with the
+        # invented one named as missing (see test_a_sentence_is_judged_fact_by_fact)
         # the same facts written another way: amounts, dates, durations, number words
         ("The Client pays a monthly fee of $12,500 [p. 2].", [(SUPPORTED, 2)]),
         ("The agreement was made on 3 March 2025. It is dated 3/3/25.", [(ADDED, 1), (ADDED, 1)]),
@@ -107,6 +108,31 @@ def test_the_api_grounds_one_extraction_cell() -> None:
     )
     assert quoted.verdict == QUOTED
     assert sources.ground("EUR 300,000", context="Annual Rent").verdict == UNSUPPORTED
+
+
+def test_a_sentence_is_judged_fact_by_fact(contract: Sources) -> None:
+    """What stands on the page is found there even when the sentence carries something that does not
+    (an invented pointer, a party that is not in the contract); the mark names what was not found. A
+    claim whose point is what is missing (another law, another amount) stays unsupported."""
+    from app.citations.grounding import PARTLY
+    from app.citations.verdicts import explain, mark
+
+    (claim,) = ground_answer("The parties are Northwind Analytics LLC and Fabrikam Inc.", contract).claims
+    g = claim.grounding
+    assert g.verdict == PARTLY and g.page == 1 and "Fabrikam" in g.missing
+    said = mark(claim.to_dict())
+    assert said is not None and said.startswith("◐ partly p. 1") and "Fabrikam" in said
+    assert "Not in the document at all" in explain(claim.to_dict()) and "Fabrikam" in explain(claim.to_dict())
+    # A pointer the model invented beside a date the page holds.
+    (claim,) = ground_answer(
+        "The agreement was made on 3 March 2025, as indicated in Exhibit Q [p. 1].", contract
+    ).claims
+    assert claim.grounding.verdict == PARTLY and claim.grounding.page == 1 and "Exhibit" in claim.grounding.missing
+    # The point of the claim is what is missing: unsupported, whatever else the page holds.
+    for wrong in ("The agreement is governed by the laws of the State of Nevada [p. 4].",
+                  "The Client pays a monthly fee of $15,000 [p. 2]."):  # fmt: skip
+        (claim,) = ground_answer(wrong, contract).claims
+        assert claim.grounding.verdict == UNSUPPORTED, wrong
 
 
 def test_a_hyphenated_name_is_found_as_its_words() -> None:

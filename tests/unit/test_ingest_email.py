@@ -49,7 +49,7 @@ def test_html_only_body_is_read_as_text(tmp_path: Path) -> None:
 
 def test_email_and_attachments_are_stored_linked_and_cited(ctx: AppContext, tmp_path: Path) -> None:
     from app.citations.grounding import document_indexes
-    from app.engine.session import prompt_documents
+    from app.engine.documents import prompt_documents
 
     mail = ctx.library.add(draft_email(tmp_path)).document
     attachments = ctx.library.attachments(mail.id)

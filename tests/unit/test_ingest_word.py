@@ -100,7 +100,7 @@ def test_overlapping_comments_and_replies_keep_their_authors() -> None:
 def test_clause_citations_are_checked_against_the_clause_and_its_sub_clauses(ctx: object, contract: Path) -> None:
     from app.citations.grounding import document_indexes
     from app.context import AppContext
-    from app.engine.session import prompt_documents
+    from app.engine.documents import prompt_documents
 
     assert isinstance(ctx, AppContext)
     doc = ctx.library.add(contract).document

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from app.caches import Readings
 from app.context import AppContext
-from app.engine.session import reading_order
+from app.engine.documents import reading_order
 from inference.state_cache import StateStore
 
 MODEL = "a" * 64

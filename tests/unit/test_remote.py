@@ -21,8 +21,8 @@ from app.settings import Settings
 from inference.chat_format import Message
 from inference.engine import GenerateRequest, Sampling
 from inference.engine_process import EngineProcess
-from inference.errors import ContextOverflow, EngineError
-from inference.events import EngineEvent, Finished, TokenText
+from inference.errors import ContextOverflow, EngineError, ScoringUnsupported
+from inference.events import EngineEvent, Finished, Scored, TokenText
 from inference.prompt import PromptDocument, SourceBlock, build_messages
 from inference.remote import RemoteConfig, RemoteEngine, defuse_markup
 from inference.thinking import ThinkingSplitter
@@ -273,3 +273,66 @@ def test_an_earlier_cancel_does_not_stick_to_the_next_question() -> None:
         events = _run(engine)
     assert [e.text for e in events if isinstance(e, TokenText)] == ["fine"]
     assert isinstance(events[-1], Finished) and events[-1].stats.stop_reason == "eos"
+
+
+# -- scored answers (GenerateRequest.choices) ------------------------------------------------------
+YES_NO = (("Yes", "yes"), ("No", "no"))
+
+
+def _scored(reply: Any) -> tuple[list[EngineEvent], Any]:
+    request = GenerateRequest([], Sampling(0.0, 1.0, 1, 0.0, 0.0, 8), 0, (Message("user", "Present?"),), choices=YES_NO)
+    with stub_server(reply) as (url, state):
+        events = list(RemoteEngine(RemoteConfig(url)).generate(None, request))
+    return events, state
+
+
+def _top(*pairs: tuple[str, float]) -> dict[str, Any]:
+    content = [{"token": pairs[0][0], "logprob": pairs[0][1],
+                "top_logprobs": [{"token": t, "logprob": lp} for t, lp in pairs]}]  # fmt: skip
+    return {"choices": [{"index": 0, "message": {"role": "assistant", "content": pairs[0][0]},
+                         "logprobs": {"content": content}, "finish_reason": "length"}],
+            "usage": {"prompt_tokens": 900, "completion_tokens": 1}}  # fmt: skip
+
+
+def test_choices_are_read_from_the_first_tokens_top_logprobs() -> None:
+    import math
+
+    events, state = _scored(
+        lambda h, _b: h.send_json(200, _top(("Yes", -0.5), (" yes", -2.0), ("No", -1.5), ("The", -3.0)))
+    )
+    (scored,) = [e for e in events if isinstance(e, Scored)]
+    # Spellings of one choice add up ('Yes' and ' yes'); nothing else counts.
+    assert scored.logprobs[0] == pytest.approx(math.log(math.exp(-0.5) + math.exp(-2.0)))
+    assert scored.logprobs[1] == pytest.approx(-1.5) and scored.source == "logprobs"
+    stats = next(e for e in events if isinstance(e, Finished)).stats
+    assert stats.stop_reason == "scored" and stats.prompt_tokens == 900
+    body = state.requests[0]
+    assert body["logprobs"] is True and body["top_logprobs"] == 20 and body["max_tokens"] == 1
+    assert body["stream"] is False and body["temperature"] == 0.0 and "response_format" not in body
+
+
+def test_a_choice_missing_from_the_top_logprobs_is_bounded_by_the_smallest() -> None:
+    events, _state = _scored(lambda h, _b: h.send_json(200, _top(("Yes", -0.1), ("Sure", -2.5), ("Maybe", -4.0))))
+    (scored,) = [e for e in events if isinstance(e, Scored)]
+    assert scored.logprobs == pytest.approx((-0.1, -4.0))
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        lambda h, _b: h.send_json(200, {"choices": [{"index": 0, "message": {"content": "Yes"}}]}),
+        lambda h, _b: h.send_json(400, {"error": {"message": "logprobs are not supported by this server"}}),
+        lambda h, _b: h.send_json(200, {"choices": [{"index": 0, "logprobs": None, "message": {"content": "Yes"}}]}),
+    ],
+    ids=["no logprobs field", "refused", "null logprobs"],
+)
+def test_a_server_that_returns_no_probabilities_cannot_score(reply: Any) -> None:
+    with pytest.raises(ScoringUnsupported, match="does not return token probabilities") as info:
+        _scored(reply)
+    assert "\n" not in str(info.value)
+
+
+def test_other_errors_of_a_scored_request_stay_what_they_are() -> None:
+    with pytest.raises(EngineError, match="500") as info:
+        _scored(lambda h, _b: h.send_json(500, {"error": {"message": "out of memory"}}))
+    assert not isinstance(info.value, ScoringUnsupported)

@@ -127,21 +127,25 @@ def test_recent_documents_newest_first(ctx, tmp_path: Path) -> None:  # type: ig
     assert [d.id for d in recent.list()] == [a.id]
 
 
-def test_drop_last_exchange_removes_the_question_and_its_answers(ctx) -> None:  # type: ignore[no-untyped-def]
+def test_an_exchange_asked_again_is_dropped_up_to_its_new_question(ctx) -> None:  # type: ignore[no-untyped-def]
     from app.errors import NotFound
     from app.store.conversations import Conversations
 
     conversations = Conversations(ctx.db)
     conv = conversations.create([], "t")
+    with pytest.raises(NotFound):
+        conversations.last_exchange(conv)
     conversations.add_message(conv, "user", "first?")
     conversations.add_message(conv, "assistant", "one")
-    conversations.add_message(conv, "user", "second?")
+    old = conversations.add_message(conv, "user", "second?")
     conversations.add_message(conv, "assistant", "two", status="error")
-    assert conversations.drop_last_exchange(conv) == "second?"
-    assert [m.text for m in conversations.messages(conv)] == ["first?", "one"]
-    conversations.drop_last_exchange(conv)
+    assert conversations.last_exchange(conv) == (old, "second?")
+    new = conversations.add_message(conv, "user", "second?")  # asked again
+    conversations.add_message(conv, "assistant", "two, better")
+    conversations.drop_exchange(conv, old, new)
+    assert [m.text for m in conversations.messages(conv)] == ["first?", "one", "second?", "two, better"]
     with pytest.raises(NotFound):
-        conversations.drop_last_exchange(conv)
+        conversations.drop_exchange(conv, old, new)  # already gone: nothing is dropped twice
 
 
 def test_pages_come_from_the_original_until_it_moves(ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
