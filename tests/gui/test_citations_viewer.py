@@ -249,11 +249,11 @@ def test_verdict_marks_say_what_was_checked_and_open_the_supporting_passage(qtbo
     qtbot.waitUntil(lambda: window.conversation_id == conversation, timeout=5000)
     transcript = window.chat.transcript
     marks = {t.mark: href for href, t in transcript.claims_of(message).items()}
-    assert set(marks) == {f"⚠ found on p. {GOVERNING_LAW_PAGE}", "+ Folio: p. 2", "✗ unsupported"}
+    assert set(marks) == {f"⚠ found on p. {GOVERNING_LAW_PAGE}", "+ added by Folio: p. 2", "✗ unsupported"}
     text = transcript.toPlainText()
     assert "1 wrong page · 1 source added by Folio · 1 unsupported" in text
     assert "citations check out" not in text
-    added = char_format_at(transcript, marks["+ Folio: p. 2"])
+    added = char_format_at(transcript, marks["+ added by Folio: p. 2"])
     assert added.fontItalic() and "Source added by Folio" in added.toolTip() and "not the model's" in added.toolTip()
     wrong = char_format_at(transcript, marks[f"⚠ found on p. {GOVERNING_LAW_PAGE}"])
     assert "the answer cites [p. 1], which does not hold this" in wrong.toolTip()
