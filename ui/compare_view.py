@@ -94,6 +94,7 @@ class CompareView(QDialog):
         self.summary_view = QTextBrowser()
         self.summary_view.setObjectName("compareSummary")
         self.summary_view.setAccessibleName("Summary of the material changes")
+        self.summary_view.setAccessibleDescription("The model's summary, each sentence followed by what was checked")
         self.summary_view.setOpenLinks(False)
         self.summary_view.setPlaceholderText("The model's summary appears here when it is written.")
         self.export_button = QPushButton("Export…")

@@ -192,6 +192,7 @@ class ExtractionTableView(QWidget):
         rows = self.view.verticalHeader()
         rows.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         rows.setMaximumWidth(self.fontMetrics().averageCharWidth() * 28)
+        self.view.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideMiddle)  # not clipped at both ends
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.setWordWrap(True)

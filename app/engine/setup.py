@@ -37,11 +37,10 @@ SETUP_SEEN_FILE = "model-setup-seen"
 FIRST_LINES = (
     "Folio answers from your documents with a language model that runs on this computer; nothing is sent anywhere.",
     "Choose one below: a model another program already keeps here, or a GGUF file from a disk (Qwen3.5-9B reads best).",
-    "Until you do, a small demo model answers, for trying Folio only. This page stays in Tools > Model setup….",
+    "Until you do, a small demo model answers, for trying Folio only. Tools > Model setup opens this page again.",
 )
 WHAT_TO_BRING = (
-    "Folio reads your documents with a language model that runs on this computer. "
-    "It works best with <b>Qwen3.5-9B</b> in the 4-bit <b>Q4_K_M</b> GGUF file (about 5.2 GB; the name "
+    "Folio works best with <b>Qwen3.5-9B</b> in the 4-bit <b>Q4_K_M</b> GGUF file (about 5.2 GB; the name "
     "looks like <i>Qwen3.5-9B-Q4_K_M.gguf</i>) together with its <b>vision file</b> (a GGUF whose name "
     "contains <i>mmproj</i>), which lets it look at scanned pages, pictures and video frames.",
     "Smaller computers can use a smaller size of the same model: Qwen3.5-4B, 2B or 0.8B. They read the "

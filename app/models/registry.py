@@ -283,9 +283,11 @@ class ModelRegistry:
             existing = list(models.rows_where("sha256 = ?", [sha]))
             if existing:
                 break
+            # The number is read before the write transaction: a read inside it would pin a snapshot
+            # that another process's insert makes stale, and SQLite then refuses our write outright.
+            number = self._next_number(starter=bool(row["is_starter"]))
             try:
                 with self.db.atomic():
-                    number = self._next_number(starter=bool(row["is_starter"]))
                     return insert_row(self.db, "models", {"id": number, **row}), True
             except sqlite3.IntegrityError:
                 # Another window or command registered a model between our look and our insert (two

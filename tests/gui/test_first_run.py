@@ -56,7 +56,7 @@ def test_the_setup_page_opens_only_without_a_usable_model_and_explains_itself(  
     assert isinstance(dialog, ModelSetupDialog)
     intro = dialog.intro.text()
     assert intro.count("<br>") == 2 and len(FIRST_LINES) == 3
-    assert "this computer" in intro and "Tools &gt; Model setup" in intro
+    assert "this computer" in intro and "Tools &gt; Model setup opens this page again" in intro
     qtbot.waitUntil(lambda: not dialog.busy, timeout=120000)
     dialog.close()
     assert window.setup_menu.offer_model_setup() is None  # once; Tools > Model setup… has it after

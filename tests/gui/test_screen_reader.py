@@ -120,3 +120,26 @@ def test_extraction_cells_and_compared_changes_are_said_in_words(answered, tmp_p
         node = QAccessible.queryAccessibleInterface(side)
         assert "struck through" in node.text(Text.Description)
     compared.close()
+
+
+def test_the_dialogs_name_and_describe_every_control_too(answered) -> None:  # type: ignore[no-untyped-def]
+    from ui.compare_view import CompareView
+    from ui.extraction_runner import ExtractionRunDialog
+    from ui.settings_dialog import SettingsDialog
+
+    window = answered
+    for top in (
+        SettingsDialog(window.ctx, window),
+        CompareView("msa-v1", "msa-v2", window),
+        ExtractionRunDialog(window.ctx, "Contract review", 2, window),
+    ):
+        top.show()
+        found = controls(top)
+        assert len(found) >= 4, type(top).__name__
+        missing = [
+            f"{type(top).__name__}: {type(w).__name__} {node.text(Text.Name)!r}"
+            for w, node in found
+            if not node.text(Text.Name).strip() or not node.text(Text.Description).strip()
+        ]
+        assert missing == []
+        top.close()
