@@ -56,7 +56,7 @@ def open_pdf(path: Path, password: str | None) -> Any:
     if doc.needs_pass:
         if not password:
             doc.close()
-            raise PasswordRequired(f"{path.name}: password required (use --password)")
+            raise PasswordRequired(f"{path.name}: password required")
         if not doc.authenticate(password):
             doc.close()
             raise PasswordRequired(f"{path.name}: the password is wrong")

@@ -1,19 +1,19 @@
-"""Take the README screenshots of the real window: run under Xvfb (make screenshots).
+"""Take the README screenshots of the real window on a 1366x768 screen: run under Xvfb (make screenshots).
 
-A throw-away FOLIO_HOME; a generated contract is added the way a drop adds it, the starter model
-answers a question, then: an answer whose sentences got every verdict is shown and a wrong-page
-sentence's mark is clicked (the supporting clause highlighted on its real page), an unsupported
-sentence's mark is hovered, the library is searched, a generated video clip is opened at a cited time,
-an extraction table is shown with sample answers (grounded for real) and two review decisions, and two
-versions of the contract are compared (the starter model writes the summary).
-The demo model rarely cites, so the cited answer is stored through app/ like any answer and says
-so in its model line. Saves PNGs to docs/screenshots/.
+A throw-away FOLIO_HOME with the eval model (Qwen2.5-Coder-1.5B-Instruct, benchmarks/eval_model.py:
+`make .venv/.folio-eval` installs it) registered and active, and real CUAD contracts from the shared
+corpus under their own long file names. Every answer, extracted cell and summary shown is the eval
+model's own, asked through the window as a user would (a question takes a minute or two on a busy
+machine); the window picks its own size for the screen. Then: the answer with a sentence's check
+clicked (its passage marked on the page) and another's hovered, a search, a video clip opened at a
+time, a five-clause extraction of two contracts with a reviewer's decision, and two versions of a
+contract compared with the model's summary. Saves PNGs to docs/screenshots/.
 """
 
 from __future__ import annotations
 
 import atexit
-import os
+import dataclasses
 import shutil
 import sys
 import tempfile
@@ -24,43 +24,61 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 OUT = REPO / "docs" / "screenshots"
-SAMPLE_ANSWER = (
-    'The agreement is governed by Delaware law: it "shall be governed by and construed in accordance with '
-    'the laws of the State of Delaware" [p. 4].\n\n'
-    "- Either party may terminate for convenience on ninety days' written notice [p. 1].\n"
-    "- Confidential Information stays secret for five (5) years after termination [p. 2].\n"
-    "- The Client pays a monthly fee of 12,500 US dollars.\n"
-    '- Late payments accrue interest at "two percent per month" [p. 2].'
+CORPUS = REPO.parent / "shared" / "corpus"
+# Real contracts (CUAD, from the tuning and example sets, never the check set), under their own names.
+CONTRACT = (
+    "contracts_tune/EmeraldHealthBioceuticalsInc_20200218_1-A_EX1A-6 MAT CTRCT_11987205_EX1A-6 MAT CTRCT_"
+    "Development Agreement.pdf"
 )
+OTHERS = (
+    "contracts_tune/GridironBionutrientsInc_20171206_8-K_EX-10.2_10972556_EX-10.2_Endorsement Agreement.pdf",
+    "contracts_tune/LEGACYTECHNOLOGYHOLDINGS,INC_12_09_2005-EX-10.2-DISTRIBUTOR AGREEMENT.PDF",
+)
+QUESTION = "Which law governs this agreement, and how can a party end it?"
+CLAUSES = ("parties", "agreement_date", "governing_law", "termination_for_convenience", "cap_on_liability")
+# The second version: the monthly fee raised and the notice to end the services shortened.
+EDITS = {"$8,333 per month": "$9,500 per month", "60 days written notice": "30 days written notice"}
+SETTINGS = "max_answer_tokens = 220\nread_ahead = false\n"
+
+
+STEPS = ("answer", "search", "video", "extraction", "compare")
 
 
 def main() -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--only", default=",".join(STEPS), help=f"some of {', '.join(STEPS)} (a model step takes minutes)"
+    )
+    steps = set(parser.parse_args().only.split(","))
+    from benchmarks.eval_model import open_eval_app
+
+    for rel in (CONTRACT, *OTHERS):
+        if not (CORPUS / rel).is_file():
+            print(f"screenshots: the shared corpus is needed ({CORPUS / rel} is missing)", file=sys.stderr)
+            return 1
     home = Path(tempfile.mkdtemp(prefix="folio-shot-"))
-    atexit.register(shutil.rmtree, home, ignore_errors=True)  # a copy of the starter model: 250 MB
-    os.environ["FOLIO_HOME"] = str(home)
-    (home / "config").mkdir(parents=True)
-    (home / "config" / "settings.toml").write_text("schema_version = 1\nmax_answer_tokens = 80\n")
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    ctx, _ = open_eval_app(home, SETTINGS)
 
     from PySide6.QtCore import QEvent, QEventLoop, QTimer
     from PySide6.QtGui import QHelpEvent
-    from PySide6.QtWidgets import QApplication, QToolTip
+    from PySide6.QtWidgets import QApplication, QToolTip, QWidget
 
-    from app.context import open_app
     from app.extraction.review import review_cell
-    from tests.fixtures.answers import anchor_point, store_cited_answer, store_sample_cells
-    from tests.fixtures.contract_versions import edited_contract
+    from app.extraction.runner import load_table
+    from app.extraction.templates import TemplateStore
+    from tests.fixtures.answers import anchor_point
     from tests.fixtures.media import make_video
-    from tests.fixtures.pdfs import make_contract_pdf
+    from ui.app_setup import prepare_app
     from ui.main_window import MainWindow
 
     qt_app = QApplication(sys.argv[:1])
-    ctx = open_app()
-    window = MainWindow(ctx)
-    window.resize(1400, 860)
-    window.show()
+    prepare_app(qt_app, ctx.paths.cache_dir)
     OUT.mkdir(parents=True, exist_ok=True)
 
-    def wait(done: Callable[[], bool], timeout_s: float = 300) -> None:
+    def wait(done: Callable[[], bool], timeout_s: float = 1200) -> None:
         deadline = time.monotonic() + timeout_s
         while not done():
             if time.monotonic() > deadline:
@@ -69,120 +87,127 @@ def main() -> int:
             QTimer.singleShot(50, loop.quit)
             loop.exec()
 
-    def pause(ms: int) -> None:
+    def save(widget: QWidget, name: str) -> None:
         loop = QEventLoop()
-        QTimer.singleShot(ms, loop.quit)
+        QTimer.singleShot(500, loop.quit)
         loop.exec()
+        QApplication.primaryScreen().grabWindow(0).copy(widget.frameGeometry()).save(str(OUT / name))
+        print(f"saved {OUT / name}", flush=True)
 
-    def save(name: str) -> None:
-        pause(400)
-        QApplication.primaryScreen().grabWindow(0).copy(window.frameGeometry()).save(str(OUT / name))
-        print(f"saved {OUT / name}")
+    window = MainWindow(ctx)
+    window.show()
+    print(f"screen {QApplication.primaryScreen().availableGeometry().getRect()}, window {window.geometry().getRect()}")
 
-    # 1. A contract added like a drop, and a real answer from the starter model (kept in the
-    #    conversation list; the demo model is too small to cite well, see step 2).
-    pdf = make_contract_pdf(home / "Master Services Agreement.pdf")
-    window.add_paths([str(pdf)])
-    wait(lambda: window.library.list.count() == 1 and bool(window.library.selected_ids()))
-    window.chat.input.setPlainText("Which law governs this agreement?")
-    window.chat.send_button.click()
-    wait(lambda: not window.chat.send_button.isEnabled(), 10)
-    wait(lambda: window.chat.send_button.isEnabled())
-    window.splitter.setSizes([285, 600, 515])  # the viewer wide enough for a page at a readable size
+    # 1. Real contracts added like a drop.
+    window.add_paths([str(CORPUS / rel) for rel in (*OTHERS, CONTRACT)], interactive=False)
+    wait(lambda: len(ctx.library.all()) == 1 + len(OTHERS) and window._job is None and not window._batches)
+    doc = next(d for d in ctx.library.all() if d.title == Path(CONTRACT).stem)
+    window.library.select(doc.id)
+    wait(lambda: window.viewer.last is not None)
 
-    # 2. An answer whose sentences got every verdict: click the wrong-page sentence's mark (its clause
-    #    opens highlighted on its real page), hover the unsupported sentence's mark.
-    doc = ctx.library.all()[0]
+    # 2. The eval model answers a question; a sentence's check clicked (the page that supports it, the
+    #    passage marked), another's hovered.
+    if "answer" in steps:
+        window.chat.input.setPlainText(QUESTION)
+        window.chat.send_button.click()
+        wait(lambda: not window.chat.send_button.isEnabled(), 10)
+        wait(lambda: window.chat.send_button.isEnabled())
+        message = window.chat.transcript.messages[-1]
+        print(f"answer ({message.model}): {message.text!r}")
+        transcript = window.chat.transcript
+        marks = transcript.claims_of(message.id)
+        opening = [(href, t) for href, t in marks.items() if t.opens]
+        if opening:
+            window.open_claim(opening[0][1])
+            wait(lambda: window.viewer.last is not None and bool(window.viewer.canvas.highlights), 60)
+        save(window, "main-window.png")
+        if marks:
+            hovered = next((h for h, t in marks.items() if not opening or h != opening[0][0]), next(iter(marks)))
+            point = anchor_point(transcript, hovered)
+            viewport = transcript.viewport()
+            QApplication.sendEvent(viewport, QHelpEvent(QEvent.Type.ToolTip, point, viewport.mapToGlobal(point)))
+            save(window, "citation.png")
+            QToolTip.hideText()
+        window.statusBar().clearMessage()
 
-    def stored_answer(doc_id: int, title: str, question: str, answer: str) -> tuple[int, int]:
-        conversation, message = store_cited_answer(
-            ctx, [doc_id], answer, question, title, model="sample answer stored for this picture"
-        )
-        window.conversation_list.set_documents([doc_id])
-        window.open_conversation(conversation)
-        return conversation, message
+    # 3. Searching the library's text: hits with the words marked on their page.
+    if "search" in steps:
+        window.library.search_box.setText("terminate notice")
+        window.library.run_search()
+        wait(lambda: window.library.hits.count() > 0, 30)
+        window.open_hit(window.library.found[0])
+        wait(lambda: bool(window.viewer.canvas.terms), 60)
+        save(window, "search.png")
+        window.library.search_box.setText("")
+        window.library.run_search()
 
-    _, message = stored_answer(
-        doc.id, "Governing law and termination", "Which law governs, and how can it be ended?", SAMPLE_ANSWER
-    )
-    marks = window.chat.transcript.claims_of(message)
-    wrong_page = next(t for t in marks.values() if t.verdict == "wrong_page")
-    window.open_claim(wrong_page)
-    wait(lambda: bool(window.viewer.canvas.highlights))
-    wait(lambda: window.viewer.last is not None and window.viewer.canvas.image is not None)
-    save("main-window.png")
+    # 4. A video clip: opened at a time, the keyframe strip at the frame shown then.
+    if "video" in steps:
+        clip = ctx.library.add(make_video(home / "Site inspection, warehouse B, 14 March 2024.mp4")).document
+        window.refresh_library(select=clip.id)
+        wait(lambda: window.viewer.strip.count() > 0, 120)
+        window.viewer.show_time(clip.id, 6.0)
+        wait(lambda: window.viewer.strip.currentRow() > 0, 30)
+        save(window, "video.png")
 
-    unsupported = next(href for href, t in marks.items() if t.verdict == "unsupported")
-    transcript = window.chat.transcript
-    point = anchor_point(transcript, unsupported)
-    viewport = transcript.viewport()
-    QApplication.sendEvent(viewport, QHelpEvent(QEvent.Type.ToolTip, point, viewport.mapToGlobal(point)))
-    save("citation.png")
-    QToolTip.hideText()
-    window.statusBar().clearMessage()
+    # 5. An extraction: five clauses of two contracts, each cell the eval model's answer, checked.
+    if "extraction" in steps:
+        store = TemplateStore.for_config(ctx.paths.config_dir)
+        review = store.get("contract_review")
+        fields = tuple(f for f in review.fields if f.key in CLAUSES)
+        store.save(dataclasses.replace(review, key="first_look", name="Five clauses", version=1, fields=fields))
+        second = next(d for d in ctx.library.all() if d.title == Path(OTHERS[0]).stem)
+        window.run_extraction("first_look", [doc.id, second.id])
+        run_dialog = window.extraction
+        assert run_dialog is not None
+        wait(lambda: run_dialog.finished_status is not None, 3600)
+        assert run_dialog.run_id is not None
+        review_cell(ctx, run_dialog.run_id, doc.id, "governing_law", "accepted")
+        table = run_dialog.table
+        table.set_table(load_table(ctx, run_dialog.run_id))
+        room = table.view.viewport().width()  # the columns widened to the window, as a user would drag them
+        for column in range(table.model.columnCount()):
+            table.view.setColumnWidth(column, room // table.model.columnCount())
+        table.view.resizeRowsToContents()
+        table.view.setCurrentIndex(table.model.index(0, 2))
+        save(run_dialog, "extraction.png")
+        run_dialog.close()
 
-    # 3. Searching the library text: hits with the words marked on the page.
-    window.library.search_box.setText("terminate notice")
-    window.library.run_search()
-    wait(lambda: window.library.hits.count() > 0)
-    window.open_hit(window.library.found[0])
-    wait(lambda: bool(window.viewer.canvas.terms))
-    save("search.png")
-    window.library.search_box.setText("")
-    window.library.run_search()
-
-    # 4. A video clip: a cited time opens the keyframe strip at that frame.
-    clip = ctx.library.add(make_video(home / "site-visit.mp4")).document
-    window.refresh_library(select=clip.id)
-    wait(lambda: window.viewer.strip.count() > 0)
-    _, message = stored_answer(
-        clip.id,
-        "Site visit: scenes",
-        "What does the clip show after the second cut?",
-        "After the second cut the picture turns green with a dark square near the top left [t 00:00:06].",
-    )
-    window.statusBar().clearMessage()
-    cited = next(iter(window.chat.transcript.targets_of(message).values()))
-    window.open_citation(cited)
-    wait(lambda: window.viewer.strip.currentRow() >= 0)
-    save("video.png")
-
-    # 5. An extraction table: each cell's value, what was checked and where; reviewers' decisions.
-    run = store_sample_cells(ctx, doc.id)
-    review_cell(ctx, run, doc.id, "parties", "accepted")
-    review_cell(ctx, run, doc.id, "expiration_date", "corrected", "March 3, 2027")
-    view = window.work_menu.show_table(run)
-    assert view is not None
-    dialog = view.window()
-    dialog.resize(1380, 300)
-    for column in range(view.model.columnCount()):
-        view.view.setColumnWidth(column, 190)
-    view.view.resizeRowsToContents()
-    view.view.setCurrentIndex(view.model.index(0, 1))
-    pause(400)
-    QApplication.primaryScreen().grabWindow(0).copy(dialog.frameGeometry()).save(str(OUT / "extraction.png"))
-    print(f"saved {OUT / 'extraction.png'}")
-    dialog.close()
-
-    # 6. Two versions compared: side by side, a change selected, the summary beside them.
-    old, new = edited_contract(home)
-    versions = [window.ctx.library.add(p).document.id for p in (old, new)]
-    window.refresh_library()
-    window.compare_selected(versions)
-    comparison = window.comparison
-    assert comparison is not None
-    comparison.resize(1400, 760)
-    wait(lambda: window._job is None)
-    comparison.changes.setCurrentRow(1)
-    pause(400)
-    QApplication.primaryScreen().grabWindow(0).copy(comparison.frameGeometry()).save(str(OUT / "compare.png"))
-    print(f"saved {OUT / 'compare.png'}")
-    comparison.close()
+    # 6. Two versions compared: side by side, a change chosen, the eval model's summary beside them.
+    if "compare" in steps:
+        revised = revised_copy(CORPUS / CONTRACT, home)
+        new_id = ctx.library.add(revised).document.id
+        window.refresh_library()
+        window.compare_selected([doc.id, new_id])
+        comparison = window.comparison
+        assert comparison is not None
+        wait(lambda: window._job is None, 1800)
+        comparison.changes.setCurrentRow(0)
+        save(comparison, "compare.png")
+        comparison.close()
 
     window.close()
     ctx.close()
     del qt_app
     return 0
+
+
+def revised_copy(original: Path, folder: Path) -> Path:
+    """The contract with EDITS made in place, each in its own text block (line breaks kept, so its
+    clauses stay as they were), as '... (revised).pdf'."""
+    import re
+
+    from tests.fixtures.contract_versions import pdf_blocks, rewrite_blocks
+
+    blocks = pdf_blocks(original)
+    edits: dict[int, str] = {}
+    for old, new in EDITS.items():
+        pattern = re.compile(r"\s+".join(re.escape(word) for word in old.split()))
+        index = next(k for k, b in enumerate(blocks) if pattern.search(b.lines))
+        edits[index] = pattern.sub(new, edits.get(index, blocks[index].lines), count=1)
+    target = folder / f"{original.stem} (revised){original.suffix}"
+    rewrite_blocks(original, target, edits)
+    return target
 
 
 if __name__ == "__main__":

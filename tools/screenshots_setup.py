@@ -21,6 +21,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 OUT = REPO / "docs" / "screenshots"
+CORPUS = REPO.parent / "shared" / "corpus"
+CONTRACT = "contracts_tune/LEGACYTECHNOLOGYHOLDINGS,INC_12_09_2005-EX-10.2-DISTRIBUTOR AGREEMENT.PDF"
 
 
 def fake_stores(home: Path) -> None:
@@ -92,8 +94,7 @@ def main() -> int:
     app = QApplication(sys.argv)
     ctx = open_app()
     prepare_app(app, ctx.paths.cache_dir)
-    window = MainWindow(ctx)
-    window.resize(1100, 720)
+    window = MainWindow(ctx)  # the size it picks for the screen (make screenshots: 1366x768)
     window.show()
     OUT.mkdir(parents=True, exist_ok=True)
     suffix = "" if args.scale == 1.0 else f"-{round(args.scale * 100)}"
@@ -165,9 +166,7 @@ def main() -> int:
         return True
 
     def add_contract() -> bool:
-        from tests.fixtures.pdfs import make_contract_pdf
-
-        window.add_paths([str(make_contract_pdf(root / "Master Services Agreement.pdf"))])
+        window.add_paths([str(CORPUS / CONTRACT)])  # a real CUAD contract, under its own long name
         return True
 
     def go_dark() -> bool:
@@ -178,6 +177,8 @@ def main() -> int:
         return True
 
     def shoot_window_dark() -> bool:
+        if window.viewer.last is None:  # the page is still being drawn
+            return False
         save(window, "main-window-dark")
         return True
 

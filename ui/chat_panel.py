@@ -6,7 +6,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -15,7 +14,12 @@ from PySide6.QtWidgets import (
 )
 
 from app.store.conversations import MessageRow
+from ui.elided_label import ElidedLabel
+from ui.first_hint import FirstHint
+from ui.sizing import compact
 from ui.transcript import Transcript
+
+NO_SUBJECT = "Select a document to ask about it."
 
 
 class ChatPanel(QWidget):
@@ -25,13 +29,26 @@ class ChatPanel(QWidget):
 
     def __init__(self) -> None:
         super().__init__()
-        self.header = QLabel("Select a document to ask about it.")
-        self.header.setWordWrap(True)
+        self.header = ElidedLabel(NO_SUBJECT)
+        self.header.setObjectName("chatSubject")
+        font = self.header.font()
+        font.setBold(True)
+        self.header.setFont(font)
+        self.hint = FirstHint()
+        self.hint_dismissed = self.hint.dismissed
         self.transcript = Transcript()
+        self.transcript.setAccessibleName("Conversation")
+        self.transcript.setAccessibleDescription(
+            "Questions and answers. Each sentence of an answer ends with what was checked, in words; Tab moves "
+            "between citations and checks, Enter opens the page"
+        )
         self.citation_clicked = self.transcript.citation_clicked
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
+        self.progress.setAccessibleName("Reading the documents")
         self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("cancelReading")
+        self.cancel_button.setAccessibleName("Cancel reading")
         self.cancel_button.setToolTip("Stop reading the documents (Esc)")
         self.cancel_button.clicked.connect(self.stop_requested)
         progress_row = QWidget()
@@ -43,24 +60,37 @@ class ChatPanel(QWidget):
         self.progress_row.setVisible(False)
         self.input = QPlainTextEdit()
         self.input.setObjectName("question")
+        self.input.setAccessibleName("Question")
+        self.input.setAccessibleDescription("Ctrl+Enter sends it; Esc stops the answer; Tab leaves the box")
+        self.input.setTabChangesFocus(True)  # Tab moves on, as everywhere else; a question needs no tabs
         self.input.setPlaceholderText("Ask about the selected document…  (Ctrl+Enter to send, Esc to stop)")
-        self.input.setFixedHeight(self.fontMetrics().lineSpacing() * 4 + 12)
+        # Four lines where there is room; two on a short screen (1280x720 at 200% has 360 points).
+        lines = self.fontMetrics().lineSpacing()
+        self.input.setMinimumHeight(lines * 2 + 12)
+        self.input.setMaximumHeight(lines * 4 + 12)
         self.send_button = QPushButton("Send")
+        self.send_button.setObjectName("send")
         self.send_button.setToolTip("Send the question (Ctrl+Enter)")
         self.send_button.clicked.connect(self._send)
         self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("stop")
         self.stop_button.setToolTip("Stop the answer (Esc)")
         self.stop_button.setEnabled(False)
         self.stop_button.clicked.connect(self.stop_requested)
         self.regenerate_button = QPushButton("Regenerate")
+        self.regenerate_button.setObjectName("regenerate")
         self.regenerate_button.setToolTip("Ask the last question again, replacing its answer")
         self.regenerate_button.clicked.connect(self.regenerate_requested)
         self.copy_button = QPushButton("Copy answer")
+        self.copy_button.setObjectName("copyAnswer")
         self.copy_button.setToolTip("Copy the last answer, with its citations, as Markdown")
         self.copy_button.clicked.connect(self.copy_last_answer)
-        QShortcut(QKeySequence("Ctrl+Return"), self.input, self._send)
-        QShortcut(QKeySequence("Ctrl+Enter"), self.input, self._send)
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.stop_requested.emit)
+        compact(self.copy_button, self.regenerate_button, self.stop_button, self.send_button, self.cancel_button)
+        send = QShortcut(QKeySequence("Ctrl+Return"), self.input, self._send, context=Qt.ShortcutContext.WidgetShortcut)
+        send.setWhatsThis("Send the question (in the question box)")
+        QShortcut(QKeySequence("Ctrl+Enter"), self.input, self._send, context=Qt.ShortcutContext.WidgetShortcut)
+        stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.stop_requested.emit)
+        stop.setWhatsThis("Stop the answer, the reading or the extraction run")
         buttons = QHBoxLayout()
         buttons.addWidget(self.copy_button)
         buttons.addWidget(self.regenerate_button)
@@ -70,12 +100,21 @@ class ChatPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.header)
+        layout.addWidget(self.hint)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.progress_row)
         layout.addWidget(self.input)
         layout.addLayout(buttons)
         self._busy = False
         self._update_buttons()
+
+    def tab_order(self) -> list[QWidget]:
+        buttons = [self.copy_button, self.regenerate_button, self.stop_button, self.send_button]
+        return [self.hint.button, self.transcript, self.cancel_button, self.input, *buttons]
+
+    def set_subject(self, titles: list[str]) -> None:
+        """Say which documents a question is about (elided to one line; the whole list in the tooltip)."""
+        self.header.setText(f"Asking about: {', '.join(titles)}" if titles else NO_SUBJECT)
 
     # -- input ---------------------------------------------------------------------------------
     def _send(self) -> None:

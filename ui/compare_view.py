@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
@@ -31,6 +31,8 @@ from app.compare.tracked import Paragraph, tracked_paragraphs
 from app.context import AppContext
 from app.errors import USER_ERRORS, one_line
 from app.export import Exporter, safe_filename
+from ui.elided_label import ElidedLabel
+from ui.sizing import compact, on_screen
 
 DELETED_STYLE = "color:#b00000; text-decoration:line-through; background:#fde8e8"
 INSERTED_STYLE = "color:#006000; text-decoration:underline; background:#e6f6e6"
@@ -70,26 +72,41 @@ class CompareView(QDialog):
         super().__init__(parent)
         self.ctx = ctx  # exports are written (and audited) through the app's Exporter
         self.setWindowTitle(f"Compare: {old_title} → {new_title}")
-        self.resize(1400, 850)
+        self.resize(on_screen(self, QSize(1400, 850)))
         self.redline: Redline | None = None
         self.written: Summary | None = None
         self.status = QLabel("Comparing…")
         self.status.setWordWrap(True)
         self.old_view, self.new_view = QTextBrowser(), QTextBrowser()
-        for view, title in ((self.old_view, old_title), (self.new_view, new_title)):
+        for view, title, side in ((self.old_view, old_title, "Old"), (self.new_view, new_title, "New")):
             view.setOpenLinks(False)  # document text: nothing in it is followed
             view.setToolTip(title)
+            view.setAccessibleName(f"{side} version")
+            view.setAccessibleDescription(
+                f"{title}. Deleted words are struck through, inserted ones underlined; "
+                "the list of changes says each in words"
+            )
         self.changes = QListWidget()
+        self.changes.setObjectName("changes")
+        self.changes.setAccessibleName("Changes")
+        self.changes.setAccessibleDescription("Each change in words; choosing one shows it on both sides")
         self.changes.setWordWrap(True)
+        self.changes.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.changes.currentRowChanged.connect(self.jump_to)
         self.summary_view = QTextBrowser()
+        self.summary_view.setObjectName("compareSummary")
+        self.summary_view.setAccessibleName("Summary of the material changes")
+        self.summary_view.setAccessibleDescription("The model's summary, each sentence followed by what was checked")
         self.summary_view.setOpenLinks(False)
         self.summary_view.setPlaceholderText("The model's summary appears here when it is written.")
         self.export_button = QPushButton("Export…")
         self.export_button.setEnabled(False)
         self.export_button.clicked.connect(self.export)
         self.stop_button = QPushButton("Stop summary")
+        self.stop_button.setToolTip("Stop the model's summary; the redline stays")
         self.stop_button.clicked.connect(self.cancel_requested)
+        self.export_button.setToolTip("Save the redline as Word (tracked changes), PDF or Markdown")
+        compact(self.export_button, self.stop_button)
 
         sides = QSplitter(Qt.Orientation.Horizontal)
         for label, view in ((f"Old: {old_title}", self.old_view), (f"New: {new_title}", self.new_view)):
@@ -186,6 +203,8 @@ def _titled(title: str, widget: QWidget) -> QWidget:
     box = QWidget()
     layout = QVBoxLayout(box)
     layout.setContentsMargins(0, 0, 0, 0)
-    layout.addWidget(QLabel(title))
+    label = ElidedLabel(title)  # a version's file name can be longer than its half of the window
+    label.setBuddy(widget)
+    layout.addWidget(label)
     layout.addWidget(widget, 1)
     return box

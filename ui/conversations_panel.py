@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
 from app.errors import NotFound
 from app.store.conversations import ConversationRow, Conversations
 from ui.safe_text import plain_tooltip
+from ui.sizing import compact
 
 
 class ConversationsPanel(QWidget):
@@ -32,15 +34,34 @@ class ConversationsPanel(QWidget):
         self.rows: list[ConversationRow] = []
         self.list = QListWidget()
         self.list.setObjectName("conversations")
+        self.list.setAccessibleName("Conversations")
+        self.list.setAccessibleDescription("Earlier conversations about the selected documents, newest first")
+        self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.currentItemChanged.connect(self._chosen)
         self.list.itemDoubleClicked.connect(lambda _item: self.rename())
         self.new_button = QPushButton("New")
+        self.new_button.setObjectName("newConversation")
+        self.new_button.setAccessibleName("New conversation")
         self.new_button.setToolTip("Start a new conversation about the selected documents")
         self.new_button.clicked.connect(self.new)
         self.rename_button = QPushButton("Rename…")
+        self.rename_button.setObjectName("renameConversation")
+        self.rename_button.setAccessibleName("Rename conversation")
+        self.rename_button.setToolTip("Give the chosen conversation another title (F2)")
         self.rename_button.clicked.connect(self.rename)
         self.delete_button = QPushButton("Delete…")
+        self.delete_button.setObjectName("deleteConversation")
+        self.delete_button.setAccessibleName("Delete conversation")
+        self.delete_button.setToolTip("Delete the chosen conversation and its messages, after asking (Delete)")
         self.delete_button.clicked.connect(self.delete)
+        compact(self.new_button, self.rename_button, self.delete_button)
+        for key, slot, what in (
+            (QKeySequence(Qt.Key.Key_F2), self.rename, "Rename the chosen conversation"),
+            (QKeySequence.StandardKey.Delete, self.delete, "Delete the chosen conversation (after asking)"),
+        ):
+            shortcut = QShortcut(key, self.list, slot, context=Qt.ShortcutContext.WidgetShortcut)
+            shortcut.setWhatsThis(what)
         buttons = QHBoxLayout()
         buttons.addWidget(self.new_button)
         buttons.addWidget(self.rename_button)
@@ -48,10 +69,15 @@ class ConversationsPanel(QWidget):
         buttons.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 0, 6, 6)
-        layout.addWidget(QLabel("<b>Conversations</b>"))
+        heading = QLabel("<b>Conversations</b>")
+        heading.setBuddy(self.list)
+        layout.addWidget(heading)
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
         self._update_buttons()
+
+    def tab_order(self) -> list[QWidget]:
+        return [self.list, self.new_button, self.rename_button, self.delete_button]
 
     def set_documents(self, document_ids: list[int], select: int | None = None) -> None:
         """List the conversations about exactly this set of documents, newest first."""

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSize, Signal
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from app.context import AppContext
 from app.engine.progress import Progress
 from app.extraction.runner import CellsStored, DocumentStarted, RunFinished, RunStarted, load_table
+from ui.elided_label import ElidedLabel
 from ui.extraction_table import ExtractionTableView
+from ui.sizing import compact, on_screen
 
 
 class ExtractionRunDialog(QDialog):
@@ -27,20 +29,24 @@ class ExtractionRunDialog(QDialog):
         self.run_id: int | None = None
         self.finished_status: str | None = None
         self.setWindowTitle(f"Extraction - {template_name}")
-        self.resize(1000, 620)
+        self.resize(on_screen(self, QSize(1000, 620)))
         self.status = QLabel(f"Starting {template_name} on {document_count} document(s)…")
         self.status.setWordWrap(True)
-        self.detail = QLabel("")
+        self.detail = ElidedLabel("")  # names the document being read: a long file name is cut
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
         self.progress.setMaximum(0)  # busy until the run says how many fields it holds
+        self.progress.setAccessibleName("Fields filled")
+        self.progress.setAccessibleDescription("How many of the run's fields have an answer, and the time left")
         self.table = ExtractionTableView()
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop after the current field; what is stored stays, and the run can resume")
         self.cancel_button.clicked.connect(self._cancel)
         self.close_button = QPushButton("Close")
+        self.close_button.setToolTip("Close this window; the table stays in Work > Extraction table")
         self.close_button.clicked.connect(self.close)
         self.close_button.setEnabled(False)
+        compact(self.cancel_button, self.close_button)
         buttons = QHBoxLayout()
         buttons.addWidget(self.detail, 1)
         buttons.addWidget(self.cancel_button)

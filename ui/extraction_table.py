@@ -56,6 +56,8 @@ from app.extraction.decide import GENERATED
 from app.extraction.review import ACCEPTED, CLEARED, CORRECTED, REJECTED, Review
 from app.extraction.runner import ExtractionTable
 from ui.safe_text import plain_tooltip
+from ui.sizing import compact
+from ui.theme import high_contrast
 
 COLORS = {
     "bad": QColor("#f8d7da"),  # unsupported, or no usable answer
@@ -144,8 +146,10 @@ class ExtractionTableModel(QAbstractTableModel):
             return "\n".join(line for line in lines if line)
         if role == Qt.ItemDataRole.ToolTipRole and cell is not None:
             return plain_tooltip(self._tooltip(cell, review))  # the quote is model output
+        if role == Qt.ItemDataRole.AccessibleDescriptionRole and cell is not None:
+            return self._tooltip(cell, review)  # a screen reader says what was checked, in words
         if role == Qt.ItemDataRole.BackgroundRole:
-            return self._background(cell, review)
+            return None if high_contrast() else self._background(cell, review)
         return None
 
     @staticmethod
@@ -311,8 +315,17 @@ class ExtractionTableView(QWidget):
         super().__init__(parent)
         self.model = ExtractionTableModel()
         self.caption = QLabel("")
+        self.caption.setWordWrap(True)
         self.view = QTableView()
+        self.view.setObjectName("extractionTable")
+        self.view.setAccessibleName("Extraction table")
+        self.view.setAccessibleDescription("A row per document, a column per field; Enter opens a cell's passage")
         self.view.setModel(self.model)
+        # Documents are named by their file names: cut in the middle, not a row header wider than the table.
+        rows = self.view.verticalHeader()
+        rows.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        rows.setMaximumWidth(self.fontMetrics().averageCharWidth() * 28)
+        self.view.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideMiddle)  # not clipped at both ends
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.setWordWrap(True)
@@ -370,6 +383,7 @@ class ExtractionTableView(QWidget):
             button.clicked.connect(lambda _checked=False, k=key: self.act(k))
             row.addWidget(button)
             self.buttons[key] = button
+        compact(*self.buttons.values())
         row.addStretch(1)
         self.view.selectionModel().currentChanged.connect(lambda *_: self._update_buttons())
         self.list.selectionModel().currentChanged.connect(lambda *_: self._update_buttons())

@@ -28,6 +28,7 @@ from app.store.search import Search, SearchHit
 from ingest.document import FLOWING_KINDS
 from ingest.progress import ReadProgress
 from ui.safe_text import plain_tooltip
+from ui.wording import shortened
 
 # Freedesktop icon names by document kind. Emoji were drawn as empty boxes on machines without an
 # emoji font (most Linux workstations); a theme icon, else Qt's own file icon, is always drawn.
@@ -98,10 +99,20 @@ class LibraryPanel(QWidget):
         self._listed: dict[int, tuple[DocumentRow, int | None]] = {}  # listed documents, by id
         self.list = QListWidget()
         self.list.setObjectName("library")
+        self.list.setAccessibleName("Library")
+        self.list.setAccessibleDescription(
+            "The documents in the library. Shift or Ctrl with the arrow keys and Space selects several; "
+            "the questions are about the selected documents"
+        )
         self.list.setSelectionMode(QListWidget.SelectionMode.ExtendedSelection)
+        # Long file names are cut in the middle (the whole name is in the item's tooltip): never a
+        # horizontal scroll bar that hides the reading state at the end of each line.
+        self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.itemSelectionChanged.connect(self._emit_selection)
         self.list.currentItemChanged.connect(self._emit_current)
         self.add_button = QPushButton("Add files…")
+        self.add_button.setObjectName("addFiles")
         self.add_button.setToolTip("Add PDFs, scans, images or video clips (Ctrl+O), or drop them on the window")
         self.add_button.clicked.connect(self.add_requested)
         self.empty_hint = QLabel("Drop contracts, scans or clips here, or use Add files…")
@@ -110,11 +121,16 @@ class LibraryPanel(QWidget):
         self.search_box = QLineEdit()
         self.search_box.setObjectName("librarySearch")
         self.search_box.setPlaceholderText("Search the text of all documents (Ctrl+F)")
+        self.search_box.setAccessibleName("Search the documents")
+        self.search_box.setAccessibleDescription("Finds passages in the text of every document; Enter searches at once")
         self.search_box.setClearButtonEnabled(True)
         self.search_status = QLabel("")
         self.search_status.setVisible(False)
         self.hits = QListWidget()
         self.hits.setObjectName("searchHits")
+        self.hits.setAccessibleName("Passages found")
+        self.hits.setAccessibleDescription("Enter opens the passage's page in the viewer")
+        self.hits.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.hits.setWordWrap(True)
         self.hits.setVisible(False)
         self.hits.itemActivated.connect(self._hit_activated)
@@ -129,7 +145,9 @@ class LibraryPanel(QWidget):
 
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
+        self.progress.setAccessibleName("Adding files")
         self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("cancelAdding")
         self.cancel_button.setToolTip("Stop adding after the current file")
         self.cancel_button.clicked.connect(self.cancel_requested)
         self.progress_row = QWidget()
@@ -141,6 +159,7 @@ class LibraryPanel(QWidget):
 
         header = QHBoxLayout()
         title = QLabel("<b>Library</b>")
+        title.setBuddy(self.list)
         header.addWidget(title)
         header.addStretch(1)
         header.addWidget(self.add_button)
@@ -160,7 +179,14 @@ class LibraryPanel(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(6, 6, 6, 6)
         outer.addWidget(self.split)
-        QShortcut(QKeySequence.StandardKey.Delete, self.list, self.dismiss_failed)
+        dismiss = QShortcut(
+            QKeySequence.StandardKey.Delete, self.list, self.dismiss_failed, context=Qt.ShortcutContext.WidgetShortcut
+        )
+        dismiss.setWhatsThis("Dismiss the selected files that could not be added")
+
+    def tab_order(self) -> list[QWidget]:
+        """The panel's controls as Tab visits them: as laid out, top to bottom."""
+        return [self.add_button, self.search_box, self.list, self.cancel_button, self.hits]
 
     # -- documents -------------------------------------------------------------------------------
     def set_documents(
@@ -283,7 +309,8 @@ class LibraryPanel(QWidget):
         within = round(PROGRESS_STEPS * pages.done / pages.total) if pages is not None and pages.total else 0
         self.progress.setValue(index * PROGRESS_STEPS + within)
         detail = f", {pages.step}" if pages is not None else ""
-        self.progress.setFormat(f"Adding {index + 1} of {total}: {name}{detail}")
+        self.progress.setFormat(f"Adding {index + 1} of {total}: {shortened(name)}{detail}")
+        self.progress.setToolTip(name)
 
     def hide_progress(self) -> None:
         self.progress_row.setVisible(False)

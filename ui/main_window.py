@@ -3,10 +3,12 @@ on the right, status bar below. It wires panels to the workers and renders their
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
+from itertools import pairwise
 from pathlib import Path
 
-from PySide6.QtCore import QMetaObject, Qt, QThread, Signal
+from PySide6.QtCore import QByteArray, QMetaObject, QSize, Qt, QThread, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -16,6 +18,7 @@ from PySide6.QtWidgets import (
     QMenu,
     QMessageBox,
     QSplitter,
+    QWidget,
 )
 
 from app.caches import ReadState
@@ -42,8 +45,12 @@ from ui.extraction_runner import ExtractionRunDialog
 from ui.library_panel import LibraryPanel
 from ui.read_ahead import ReadAheadRunner
 from ui.setup_menu import SetupMenu
+from ui.shortcuts_dialog import ShortcutsDialog
+from ui.sizing import available, place_on_screen
 from ui.status_bar import StatusWidgets
 from ui.viewer_panel import DocumentViewer
+from ui.window_state import FIRST_DOCUMENT_HINT, WindowState
+from ui.wording import shortened
 from ui.work_menu import WorkMenu
 from ui.workers import AskJob, ChatWorker, CompareJob, ExtractJob, IngestProgress, IngestWorker, SummaryUnavailable
 
@@ -56,6 +63,7 @@ _READ_EXTENSIONS = (
     "mp4", "mov", "avi", "mkv", "webm",
 )  # fmt: skip
 FILE_FILTER = "Documents (" + " ".join(f"*.{e} *.{e.upper()}" for e in _READ_EXTENSIONS) + ");;All files (*)"
+DEFAULT_SIZE = QSize(1400, 860)  # where the screen has room; smaller screens get 92% of theirs
 
 
 class MainWindow(QMainWindow):
@@ -81,23 +89,26 @@ class MainWindow(QMainWindow):
         self._batch_added = 0
         self._batch_failures: list[str] = []
         self.setWindowTitle("Folio")
-        self.resize(1400, 860)
         self.setAcceptDrops(True)
+        self.state = WindowState.load(ctx.paths.config_dir)
+        self._fitted_out: set[str] = set()  # side panels hidden because this screen is too small
 
         self.library = LibraryPanel(Search(ctx.db))
         self.conversation_list = ConversationsPanel(self.conversations)
         self.viewer = DocumentViewer(ctx)
         self.chat = ChatPanel()
         left = QSplitter(Qt.Orientation.Vertical)
+        left.setObjectName("libraryPanel")
         left.addWidget(self.library)
         left.addWidget(self.conversation_list)
         left.setSizes([560, 220])
+        left.setChildrenCollapsible(False)
+        self.left = left
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(left)
         self.splitter.addWidget(self.viewer)
         self.splitter.addWidget(self.chat)
-        self.splitter.setSizes([300, 540, 560])
-        self.splitter.setChildrenCollapsible(False)
+        self.splitter.setChildrenCollapsible(False)  # a panel is hidden from the View menu, never squeezed to nothing
         self.setCentralWidget(self.splitter)
 
         self.status = StatusWidgets(self.statusBar(), ctx)
@@ -109,6 +120,7 @@ class MainWindow(QMainWindow):
         self._build_menu()
         self.work_menu = WorkMenu(self, ctx)
         self.setup_menu = SetupMenu(self, ctx, self.session)  # Tools: model setup, settings, error log
+        self._build_help_menu()
         self._start_workers()
         self._connect_menus()
         self.library.add_requested.connect(self.open_files)
@@ -124,7 +136,10 @@ class MainWindow(QMainWindow):
         self.chat.citation_clicked.connect(self.open_citation)
         self.chat.transcript.claim_clicked.connect(self.open_claim)
         self.chat.transcript.copied.connect(self._on_copied)
+        self.chat.hint_dismissed.connect(self._hint_dismissed)
+        self._set_tab_order()
         self.refresh_library()
+        self._place()
 
     # -- setup ---------------------------------------------------------------------------------
     def _build_menu(self) -> None:
@@ -144,7 +159,9 @@ class MainWindow(QMainWindow):
         file_menu.addMenu(self.recent_menu)
         file_menu.addSeparator()
         quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        # Not every platform theme has a Quit key (the generic Unix one has none): Ctrl+Q there.
+        quit_keys = QKeySequence.keyBindings(QKeySequence.StandardKey.Quit) or [QKeySequence("Ctrl+Q")]
+        quit_action.setShortcuts(quit_keys)
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
         edit_menu = self.menuBar().addMenu("&Edit")
@@ -153,6 +170,131 @@ class MainWindow(QMainWindow):
         find_action.triggered.connect(self.library.focus_search)
         edit_menu.addAction(find_action)
         self.find_action = find_action
+        self._build_view_menu()
+
+    def _build_view_menu(self) -> None:
+        """Show or hide the side panels (on a small screen the window starts with what fits), and move
+        the keyboard to a panel: every part of the window is a shortcut away."""
+        view_menu = self.menuBar().addMenu("&View")
+        self.panel_actions: dict[str, QAction] = {}
+        for key, text, shortcut, panel in (
+            ("library", "&Library and conversations", "Ctrl+Shift+L", self.left),
+            ("document", "&Document", "Ctrl+Shift+V", self.viewer),
+        ):
+            action = QAction(text, self)
+            action.setCheckable(True)
+            action.setChecked(True)
+            action.setShortcut(QKeySequence(shortcut))
+            action.toggled.connect(panel.setVisible)
+            action.toggled.connect(lambda _on, key=key: self._fitted_out.discard(key))
+            view_menu.addAction(action)
+            self.panel_actions[key] = action
+        view_menu.addSeparator()
+        for text, shortcut, go in (
+            ("Go to the li&brary", "Ctrl+1", self._go_library),
+            ("Go to the c&onversations", "Ctrl+2", self._go_conversations),
+            ("Go to the &page", "Ctrl+3", self._go_document),
+            ("Go to the &answers", "Ctrl+4", self._go_transcript),
+            ("Go to the &question", "Ctrl+5", self._go_question),
+        ):
+            action = QAction(text, self)
+            action.setShortcut(QKeySequence(shortcut))
+            action.triggered.connect(go)
+            view_menu.addAction(action)
+
+    def _build_help_menu(self) -> None:
+        help_menu = self.menuBar().addMenu("&Help")
+        keys = QAction("&Keyboard shortcuts", self)
+        keys.setShortcuts([QKeySequence(QKeySequence.StandardKey.HelpContents), QKeySequence("Ctrl+/")])
+        keys.triggered.connect(self.show_shortcuts)
+        help_menu.addAction(keys)
+        self.shortcuts_action = keys
+
+    def show_shortcuts(self) -> ShortcutsDialog:
+        dialog = ShortcutsDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def _show_panel(self, key: str) -> None:
+        self.panel_actions[key].setChecked(True)
+
+    def _go_library(self) -> None:
+        self._show_panel("library")
+        self.library.list.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def _go_conversations(self) -> None:
+        self._show_panel("library")
+        self.conversation_list.list.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def _go_document(self) -> None:
+        self._show_panel("document")
+        self.viewer.focus_page()
+
+    def _go_transcript(self) -> None:
+        self.chat.transcript.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def _go_question(self) -> None:
+        self.chat.input.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def _set_tab_order(self) -> None:
+        """Tab follows the layout: library, conversations, the viewer's controls and page, the chat,
+        then the status bar's button (Qt's default is the order the widgets happened to be made in)."""
+        chain = [
+            *self.library.tab_order(),
+            *self.conversation_list.tab_order(),
+            *self.viewer.tab_order(),
+            *self.chat.tab_order(),
+            self.status.reading_pause,
+        ]
+        for first, second in pairwise(chain):
+            QWidget.setTabOrder(first, second)
+
+    # -- size and place --------------------------------------------------------------------------
+    def _place(self) -> None:
+        """Where the window was last time (Qt puts it back on a screen that is still there, within
+        it), else a share of the screen it opens on; panels that do not fit side by side on a small
+        screen start hidden (View brings them back)."""
+        if not (self.state.panels and self.splitter.restoreState(QByteArray(self.state.panels))):
+            self.splitter.setSizes([22, 40, 38])  # shares of the width
+        for key, action in self.panel_actions.items():
+            action.setChecked(key not in self.state.hidden)
+        room = available(self).width()
+        for key in ("library", "document"):  # the library goes first: the document is what is asked about
+            if self._panels_width() <= room:
+                break
+            self.panel_actions[key].setChecked(False)
+            self._fitted_out.add(key)  # hidden for this screen, not by the user: not remembered
+        # After the panels: the window's minimum, which a restored size must respect, depends on them.
+        restored = bool(self.state.geometry) and self.restoreGeometry(QByteArray(self.state.geometry))
+        if not restored:
+            place_on_screen(self, DEFAULT_SIZE)
+
+    def _panels_width(self) -> int:
+        """The narrowest the shown panels can be side by side (the window's own minimum lags behind a
+        panel just hidden until the next layout pass)."""
+        panels = [p for p in (self.left, self.viewer, self.chat) if not p.isHidden()]
+        handles = self.splitter.handleWidth() * (len(panels) - 1)
+        widest = max(self.statusBar().minimumSizeHint().width(), self.menuBar().minimumSizeHint().width())
+        return max(sum(p.minimumSizeHint().width() for p in panels) + handles, widest)
+
+    def _save_place(self) -> None:
+        self.state.geometry = bytes(self.saveGeometry().data())
+        self.state.panels = bytes(self.splitter.saveState().data())
+        hidden = [key for key, action in self.panel_actions.items() if not action.isChecked()]
+        self.state.hidden = [key for key in hidden if key not in self._fitted_out]
+        with contextlib.suppress(OSError):  # a read-only config folder costs the place next time, nothing else
+            self.state.save(self.ctx.paths.config_dir)
+
+    # -- the first-document hint -----------------------------------------------------------------
+    def _show_hint(self, documents: int) -> None:
+        """Once the library has a document and no question was asked yet: what to do next."""
+        seen = FIRST_DOCUMENT_HINT in self.state.hints_seen
+        self.chat.hint.setVisible(documents > 0 and not seen and not self.conversations.all())
+
+    def _hint_dismissed(self) -> None:
+        self.state.hints_seen.append(FIRST_DOCUMENT_HINT)
+        self._save_place()
 
     def _start_workers(self) -> None:
         # Worker signals go to methods of this window only (see ui/workers.py).
@@ -183,6 +325,8 @@ class MainWindow(QMainWindow):
 
     # -- read-ahead ------------------------------------------------------------------------------
     def _on_read_ahead(self, status: ReadAheadStatus) -> None:
+        if self._closed:
+            return  # a status queued before the window closed: its database is closed too
         active = status.state in ("reading", "waiting")
         progress = status.progress
         if status.state == "reading" and status.document_id is not None and progress is not None and progress.reading:
@@ -226,6 +370,7 @@ class MainWindow(QMainWindow):
         self.library.set_documents(
             docs, select=select, attachments=self.ctx.library.attachment_places(), reading=self._reading_words(docs)
         )
+        self._show_hint(len(docs))
 
     def open_files(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Add documents", str(Path.home()), FILE_FILTER)
@@ -293,7 +438,7 @@ class MainWindow(QMainWindow):
         pages = progress.pages
         self.library.show_progress(progress.index, progress.total, name, pages)
         detail = f" ({pages.step})" if pages is not None else ""
-        self.statusBar().showMessage(f"Adding {progress.index + 1} of {progress.total}: {name}{detail}")
+        self.statusBar().showMessage(f"Adding {progress.index + 1} of {progress.total}: {shortened(name)}{detail}")
 
     def _on_ingest_finished(self) -> None:
         self.library.hide_progress()
@@ -324,6 +469,8 @@ class MainWindow(QMainWindow):
             if short.startswith(prefix):
                 short = short[len(prefix) :]
                 break
+        if short in ("password required", "the password is wrong"):
+            short += " (File > Open encrypted PDF…)"
         self.library.add_failure(name, short)
         self.statusBar().showMessage(reason, 10000)
 
@@ -421,11 +568,10 @@ class MainWindow(QMainWindow):
         self.conversation_list.set_documents(ids)
         if not ids:
             self.conversation_id = None
-            self.chat.header.setText("Select a document to ask about it.")
+            self.chat.set_subject([])
             self.chat.show_messages([])
             return
-        titles = ", ".join(self.ctx.library.get(i).title for i in ids)
-        self.chat.header.setText(f"Asking about: <b>{_escape(titles)}</b>")
+        self.chat.set_subject([self.ctx.library.get(i).title for i in ids])
         rows = self.conversation_list.rows
         if rows:
             self.open_conversation(rows[0].id)
@@ -480,6 +626,9 @@ class MainWindow(QMainWindow):
         if self.conversation_id is not None:
             document_ids = self.conversations.get(self.conversation_id).document_ids
         self._start_job(Job.ASK)
+        if self.chat.hint.isVisible():  # the hint said what to do; it is done
+            self.chat.hint.setVisible(False)
+            self._hint_dismissed()
         self.chat.begin_answer(question, document_ids)
         self.ask_job.emit(AskJob(ids, question, self.conversation_id))
 
@@ -647,6 +796,7 @@ class MainWindow(QMainWindow):
         # that have already stopped, which would block forever.
         if not self._closed:
             self._closed = True
+            self._save_place()
             self.read_ahead.stop()  # first: it stops between chunks, keeping what it read
             self.chat_worker.cancel()
             self.ingest_worker.cancel()
@@ -657,7 +807,3 @@ class MainWindow(QMainWindow):
                     thread.wait(10000)
             self.viewer.shutdown()
         super().closeEvent(event)
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

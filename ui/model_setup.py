@@ -36,6 +36,7 @@ from app.context import AppContext
 from app.engine.factory import local_engine
 from app.engine.session import Session
 from app.engine.setup import (
+    FIRST_LINES,
     WHAT_TO_BRING,
     MachineAdvice,
     ModelPlan,
@@ -219,8 +220,14 @@ class ModelSetupDialog(QDialog):
         title.setFont(font)
         title.setWordWrap(True)
         layout.addWidget(title)
+        self.intro = _wrapped("<br>".join(html.escape(line) for line in FIRST_LINES), rich=True)
+        self.intro.setObjectName("setupIntro")
+        layout.addWidget(self.intro)
+        bring_box = QGroupBox("What to bring")
+        bring_layout = QVBoxLayout(bring_box)
         for paragraph in WHAT_TO_BRING:
-            layout.addWidget(_wrapped(paragraph, rich=True))
+            bring_layout.addWidget(_wrapped(paragraph, rich=True))
+        layout.addWidget(bring_box)
 
         machine_box = QGroupBox("This computer")
         machine_layout = QVBoxLayout(machine_box)

@@ -8,7 +8,10 @@ from app.context import AppContext
 from app.models.registry import STARTER_NOTICE
 from inference.gguf_facts import ModelFacts
 from inference.planner import qwen35_tier
+from ui.elided_label import ElidedLabel
 from ui.safe_text import plain_tooltip
+from ui.sizing import compact
+from ui.theme import badge_style
 
 ENGINE_STATES = {
     "idle": "idle",
@@ -23,7 +26,9 @@ ENGINE_STATES = {
 class StatusWidgets:
     def __init__(self, bar: QStatusBar, ctx: AppContext) -> None:
         self.ctx = ctx
-        self.engine_label = QLabel("engine: idle")
+        # Labels whose text can grow (a long model name, a document being read) are cut in the middle
+        # rather than widening the window: the status bar's width is part of the window's minimum.
+        self.engine_label = ElidedLabel("engine: idle")
         self.engine_label.setObjectName("engineState")
         self.gauge = QProgressBar()
         self.gauge.setObjectName("contextGauge")
@@ -31,18 +36,22 @@ class StatusWidgets:
         self.gauge.setTextVisible(True)
         self.gauge.setToolTip("Tokens in the model's context (documents, conversation, answer) / context size")
         self.gauge.setVisible(False)
-        self.model_label = QLabel("model: …")
+        self.model_label = ElidedLabel("model: …")
+        self.model_label.setObjectName("activeModel")
         self.demo_badge = QLabel("DEMO MODEL")
         self.demo_badge.setObjectName("demoBadge")
         self.demo_badge.setToolTip(STARTER_NOTICE)
-        self.demo_badge.setStyleSheet("background:#b45309;color:white;padding:1px 6px;border-radius:3px;")
+        self.demo_badge.setAccessibleName("Demo model")
+        self.demo_badge.setStyleSheet(badge_style())
         self.offline_badge = QLabel()
         self.offline_badge.setObjectName("networkBadge")
         # Read-ahead: what the background reader is doing, and a button to pause it.
-        self.reading_label = QLabel()
+        self.reading_label = ElidedLabel()
         self.reading_label.setObjectName("readAheadState")
         self.reading_pause = QPushButton("Pause")
         self.reading_pause.setObjectName("readAheadPause")
+        self.reading_pause.setAccessibleName("Pause reading ahead")
+        compact(self.reading_pause)
         self.reading_pause.setToolTip("Pause reading documents ahead (what was read is kept)")
         self.reading_label.setVisible(False)
         self.reading_pause.setVisible(False)
@@ -88,6 +97,8 @@ class StatusWidgets:
         self.reading_label.setText(text)
         self.reading_label.setVisible(bool(text))
         self.reading_pause.setText("Resume" if paused else "Pause")
+        self.reading_pause.setAccessibleName("Resume reading ahead" if paused else "Pause reading ahead")
+        compact(self.reading_pause)
         self.reading_pause.setVisible(active or paused)
 
     def set_engine(self, state: str, detail: str = "") -> None:

@@ -1,16 +1,26 @@
-"""Light and dark: follow the system's colour scheme, and keep Folio's own colours readable in both.
+"""Light, dark and high contrast: follow the system's colour scheme, and keep Folio's own colours
+readable in each.
 
 Qt 6.5+ reports the system scheme (styleHints().colorScheme()) and most platform styles follow it.
 Some do not (the classic Windows style stays light in dark mode); there Folio switches to the Fusion
 style with a palette of its own, so text never ends up light-on-light or dark-on-dark. Folio's own
 accents (errors, notes) come from accent() so they are picked for the palette in use.
+
+When the user asked the system for high contrast (Qt 6.10+ reports it; FOLIO_HIGH_CONTRAST=1 says so
+where the platform does not), Folio never replaces the platform's palette, and its own colours
+(accents, badges, verdict marks, table cells) give way to the palette's text and window colours:
+every mark says its meaning in words, so nothing is lost with the colours.
 """
 
 from __future__ import annotations
 
+import os
+
 from PySide6.QtCore import QObject, Qt, Slot
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
+
+HIGH_CONTRAST_ENV = "FOLIO_HIGH_CONTRAST"
 
 Role = QPalette.ColorRole
 Group = QPalette.ColorGroup
@@ -80,10 +90,42 @@ def is_dark(palette: QPalette) -> bool:
     return palette.color(Role.Window).lightness() < 128
 
 
+def high_contrast() -> bool:
+    """Has the user asked for high contrast (the system's setting, or FOLIO_HIGH_CONTRAST=1)?"""
+    if os.environ.get(HIGH_CONTRAST_ENV, "").strip() in ("1", "true", "yes"):
+        return True
+    app = QGuiApplication.instance()
+    if not isinstance(app, QGuiApplication):
+        return False
+    hints = app.styleHints()
+    preference = hints.accessibility().contrastPreference()
+    return bool(preference == Qt.ContrastPreference.HighContrast)
+
+
 def accent(name: str, widget: QWidget | None = None) -> str:
-    """'error' | 'warning' | 'ok' | 'muted' as a colour that reads on the current palette."""
+    """'error' | 'warning' | 'ok' | 'muted' as a colour that reads on the current palette (in high
+    contrast: the palette's own text colour)."""
     palette = widget.palette() if widget is not None else QApplication.palette()
+    if high_contrast():
+        return palette.color(Role.WindowText).name()
     return _ACCENTS[is_dark(palette)][name]
+
+
+def badge_style() -> str:
+    """A small badge in the status bar (DEMO MODEL): orange, or framed in the text colour in high contrast."""
+    if high_contrast():
+        return "border:1px solid palette(window-text);padding:1px 6px;border-radius:3px;"
+    return "background:#b45309;color:white;padding:1px 6px;border-radius:3px;"
+
+
+def banner_style(level: str) -> str:
+    """The note above a page: 'info' or 'warn' (pale yellow; a framed note in high contrast)."""
+    if high_contrast():
+        border = "2px" if level == "warn" else "1px"
+        return f"border:{border} solid palette(window-text);padding:4px 6px;border-radius:3px;"
+    if level == "warn":
+        return "background:#fde68a;color:#3b2f00;padding:4px 6px;border-radius:3px;"
+    return "background:palette(alternate-base);padding:4px 6px;border-radius:3px;"
 
 
 def contrast(a: QColor, b: QColor) -> float:
@@ -101,6 +143,11 @@ def contrast(a: QColor, b: QColor) -> float:
 
 def apply_scheme(app: QApplication, scheme: Qt.ColorScheme | None = None) -> bool:
     """Make the palette match the scheme (the system's when None). Returns True if Folio set it."""
+    if high_contrast():
+        if app.property("folioPalette"):  # set before the user switched to high contrast: give it back
+            app.setPalette(QPalette())
+            app.setProperty("folioPalette", False)
+        return False  # the platform's high-contrast palette is the user's choice: never replaced
     if scheme is None:
         scheme = app.styleHints().colorScheme()
     if scheme == Qt.ColorScheme.Unknown:
@@ -121,12 +168,21 @@ class SchemeFollower(QObject):
     def __init__(self, app: QApplication) -> None:
         super().__init__(app)
         self._app = app
-        app.styleHints().colorSchemeChanged.connect(self._changed)
+        # Kept: PySide6 drops the accessibility hints' wrapper with a temporary style-hints wrapper,
+        # and every later call to them fails.
+        self._hints = app.styleHints()
+        self._accessibility = self._hints.accessibility()
+        self._hints.colorSchemeChanged.connect(self._changed)
+        self._accessibility.contrastPreferenceChanged.connect(self._contrast_changed)
         apply_scheme(app)
 
     @Slot(Qt.ColorScheme)
     def _changed(self, scheme: Qt.ColorScheme) -> None:
         apply_scheme(self._app, scheme)
+
+    @Slot(Qt.ContrastPreference)
+    def _contrast_changed(self, _preference: Qt.ContrastPreference) -> None:
+        apply_scheme(self._app)
 
 
 def follow_system_scheme(app: QApplication) -> SchemeFollower:

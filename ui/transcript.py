@@ -33,6 +33,7 @@ from app.citations.targets import CitationTarget, ClaimTarget, claim_targets, es
 from app.citations.verdicts import summary
 from app.store.conversations import MessageRow
 from ui.safe_text import SafeTextBrowser, defuse, plain_tooltip
+from ui.theme import high_contrast
 
 # Model output is untrusted: Markdown only, never raw HTML.
 MARKDOWN = QTextDocument.MarkdownFeature(
@@ -178,6 +179,7 @@ class Transcript(SafeTextBrowser):
         doc = self.document()
         defuse(doc, lambda href: href.startswith(self._prefix), start)
         dark = self.palette().base().color().lightness() < 128
+        plain = high_contrast()
         changes: list[tuple[int, int, QTextCharFormat]] = []
         block = doc.findBlock(start)
         while block.isValid():
@@ -189,7 +191,8 @@ class Transcript(SafeTextBrowser):
                 if claim is not None and fragment.position() + fragment.length() > start:
                     new = QTextCharFormat(fmt)
                     new.setToolTip(plain_tooltip(claim.tooltip))
-                    new.setForeground(QColor(VERDICT_COLOURS[claim.verdict][int(dark)]))
+                    if not plain:  # in high contrast the palette's link colour stays: the words carry it
+                        new.setForeground(QColor(VERDICT_COLOURS[claim.verdict][int(dark)]))
                     new.setFontUnderline(False)
                     if claim.by_folio:  # visibly Folio's finding, not the model's citation
                         new.setFontItalic(True)
@@ -198,10 +201,11 @@ class Transcript(SafeTextBrowser):
                 if target is not None and fragment.position() + fragment.length() > start:
                     new = QTextCharFormat(fmt)
                     new.setToolTip(plain_tooltip(target.tooltip))
-                    if target.faulty:
-                        new.setForeground(UNTRUSTED)
+                    if target.faulty:  # the wave marks it in any theme; the red only where colours are Folio's
                         new.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
-                        new.setUnderlineColor(UNTRUSTED)
+                        if not plain:
+                            new.setForeground(UNTRUSTED)
+                            new.setUnderlineColor(UNTRUSTED)
                     changes.append((fragment.position(), fragment.length(), new))
                 it += 1
             block = block.next()

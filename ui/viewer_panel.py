@@ -41,16 +41,15 @@ from app.errors import NotFound
 from app.store.library import DocumentRow, StoredKeyframe, StoredPage
 from ingest.document import FLOWING_KINDS, Anchor, format_timestamp
 from ui.background import start_worker_thread
+from ui.elided_label import ElidedLabel
 from ui.flow_text import FlowText
 from ui.page_canvas import PageCanvas
 from ui.render_worker import THUMB_WIDTH, PageRequest, RenderedPage, RenderWorker, Thumbnail, VideoFrames
+from ui.theme import banner_style
 
+THUMBNAILS_FROM = 3  # the viewer shows page thumbnails when it is this many times as wide as they are
 ZOOM_STEP = 1.25
 ZOOM_MIN, ZOOM_MAX = 0.25, 6.0
-BANNER_STYLES = {
-    "info": "background:palette(alternate-base);padding:4px 6px;border-radius:3px;",
-    "warn": "background:#fde68a;color:#3b2f00;padding:4px 6px;border-radius:3px;",
-}
 EMPTY, PAGES, VIDEO, FLOW = 0, 1, 2, 3
 
 
@@ -85,23 +84,26 @@ class DocumentViewer(QWidget):
 
     # -- layout ----------------------------------------------------------------------------------
     def _build(self) -> None:
-        self.title = QLabel("")
+        # The document's name, cut in the middle to the room there is: a long file name must never
+        # widen the window past the screen (the whole name is in its tooltip).
+        self.title = ElidedLabel("", prefix="Document: ")
         self.title.setObjectName("viewerTitle")
-        self.title.setTextFormat(Qt.TextFormat.PlainText)
         self.page_label = QLabel("")
-        self.prev_button = _tool("◀", "Previous page (Page Up)", self.previous_page)
-        self.next_button = _tool("▶", "Next page (Page Down)", self.next_page)
-        self.zoom_out_button = _tool("−", "Zoom out (Ctrl+-)", self.zoom_out)
-        self.zoom_in_button = _tool("+", "Zoom in (Ctrl+=)", self.zoom_in)
-        self.fit_button = _tool("Fit", "Fit the page to the width", self.fit)
+        self.prev_button = _tool("◀", "Previous page", "Page Up", self.previous_page, "previousPage")
+        self.next_button = _tool("▶", "Next page", "Page Down", self.next_page, "nextPage")
+        self.zoom_out_button = _tool("−", "Zoom out", "Ctrl+-", self.zoom_out, "zoomOut")
+        self.zoom_in_button = _tool("+", "Zoom in", "Ctrl+=", self.zoom_in, "zoomIn")
+        self.fit_button = _tool("Fit", "Fit the page to the width", "", self.fit, "fitWidth")
         self.zoom_label = QLabel("")
+        # The name on a line of its own above the page controls: beside them it left a narrow
+        # viewer (a 1280x720 screen at 150%) room for a dozen characters of it.
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
-        bar.addWidget(self.title, 1)
         controls: list[QWidget] = [self.prev_button, self.page_label, self.next_button, self.zoom_out_button]
         controls += [self.zoom_label, self.zoom_in_button, self.fit_button]
         for widget in controls:
             bar.addWidget(widget)
+        bar.addStretch(1)
         self.banner = QLabel("")
         self.banner.setObjectName("viewerBanner")
         self.banner.setWordWrap(True)
@@ -119,13 +121,20 @@ class DocumentViewer(QWidget):
             QSize(THUMB_WIDTH + 16, round(THUMB_WIDTH * 1.42) + self.fontMetrics().height() + 12)
         )
         self.thumbnails.setFixedWidth(THUMB_WIDTH + 36)
+        self.thumbnails.setAccessibleName("Pages")
+        self.thumbnails.setAccessibleDescription("Arrow keys choose the page shown")
         self.thumbnails.currentRowChanged.connect(self._thumbnail_chosen)
         self.canvas = PageCanvas()
         self.page_scroll = QScrollArea()
         self.page_scroll.setWidget(self.canvas)
         self.page_scroll.setAlignment(Qt.AlignmentFlag.AlignHCenter)
         self.page_scroll.setBackgroundRole(self.palette().ColorRole.Mid)
+        self.page_scroll.setObjectName("page")
+        self.page_scroll.setAccessibleName("Page")
         self.text_view = QPlainTextEdit()
+        self.text_view.setObjectName("pageText")
+        self.text_view.setAccessibleName("Page text")
+        self.text_view.setAccessibleDescription("The stored text of a page that cannot be drawn, with the quote marked")
         self.text_view.setReadOnly(True)
         self.page_stack = QStackedWidget()
         self.page_stack.addWidget(self.page_scroll)
@@ -141,11 +150,17 @@ class DocumentViewer(QWidget):
         self.frame_scroll.setWidget(self.frame_canvas)
         self.frame_scroll.setAlignment(Qt.AlignmentFlag.AlignHCenter)
         self.frame_label = QLabel("")
+        self.frame_scroll.setAccessibleName("Frame")
+        self.frame_scroll.setAccessibleDescription("The keyframe chosen in the strip below, at its time")
         self.sheet_button = QPushButton("Contact sheet")
+        self.sheet_button.setObjectName("contactSheet")
+        self.sheet_button.setToolTip("Every keyframe of the clip on one picture, with its time")
         self.sheet_button.setCheckable(True)
         self.sheet_button.toggled.connect(self._show_sheet)
         self.strip = QListWidget()
         self.strip.setObjectName("keyframes")
+        self.strip.setAccessibleName("Keyframes")
+        self.strip.setAccessibleDescription("Arrow keys choose the frame shown; each is named by its time")
         self.strip.setViewMode(QListWidget.ViewMode.IconMode)
         self.strip.setFlow(QListWidget.Flow.LeftToRight)
         self.strip.setWrapping(False)
@@ -174,20 +189,37 @@ class DocumentViewer(QWidget):
             self.stack.addWidget(widget)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.title)
         layout.addLayout(bar)
         layout.addWidget(self.banner)
         layout.addWidget(self.stack, 1)
-        for key, slot in ((Qt.Key.Key_PageDown, self.next_page), (Qt.Key.Key_PageUp, self.previous_page)):
+        for key, slot, what in (
+            (Qt.Key.Key_PageDown, self.next_page, "Next page (in the viewer)"),
+            (Qt.Key.Key_PageUp, self.previous_page, "Previous page (in the viewer)"),
+        ):
             # Only inside the viewer: elsewhere Page Up/Down scroll the transcript or the lists.
-            QShortcut(QKeySequence(key), self, slot, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        QShortcut(QKeySequence.StandardKey.ZoomIn, self, self.zoom_in)
+            context = Qt.ShortcutContext.WidgetWithChildrenShortcut
+            QShortcut(QKeySequence(key), self, slot, context=context).setWhatsThis(what)
+        QShortcut(QKeySequence.StandardKey.ZoomIn, self, self.zoom_in).setWhatsThis("Zoom in on the page")
         QShortcut(QKeySequence("Ctrl+="), self, self.zoom_in)
-        QShortcut(QKeySequence.StandardKey.ZoomOut, self, self.zoom_out)
+        QShortcut(QKeySequence.StandardKey.ZoomOut, self, self.zoom_out).setWhatsThis("Zoom out")
         self._refit = QTimer(self)
         self._refit.setSingleShot(True)
         self._refit.setInterval(120)
         self._refit.timeout.connect(self._apply_fit)
         self._set_controls()
+
+    def tab_order(self) -> list[QWidget]:
+        """Tab goes through the page controls, then the page (or the clip, or the text)."""
+        controls: list[QWidget] = [self.prev_button, self.next_button, self.zoom_out_button, self.zoom_in_button]
+        pages: list[QWidget] = [self.fit_button, self.thumbnails, self.page_scroll, self.text_view]
+        return [*controls, *pages, self.sheet_button, self.frame_scroll, self.strip, self.flow]
+
+    def focus_page(self) -> None:
+        """Keyboard focus to what is shown: the page, the keyframes, or the text."""
+        shown: dict[int, QWidget] = {PAGES: self.page_stack.currentWidget() or self.page_scroll}
+        shown |= {VIDEO: self.strip, FLOW: self.flow}
+        shown.get(self.stack.currentIndex(), self.prev_button).setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def _start_worker(self) -> None:
         self.worker = RenderWorker(self.ctx)
@@ -490,6 +522,9 @@ class DocumentViewer(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
+        # A narrow viewer (a small screen at 150% or 200%) gives the page the room of the thumbnails;
+        # Page Up/Down and the page buttons still move through the pages.
+        self.thumbnails.setVisible(event.size().width() >= THUMBNAILS_FROM * self.thumbnails.width())
         self._refit.start()
 
     # -- video -------------------------------------------------------------------------------------
@@ -583,17 +618,22 @@ class DocumentViewer(QWidget):
         else:
             self.page_label.setText("")
             self.zoom_label.setText("")
+        self.page_scroll.setAccessibleDescription(self.page_label.text())
 
     def _say(self, text: str, level: str = "info") -> None:
         self.banner.setText(text)
-        self.banner.setStyleSheet(BANNER_STYLES[level])
+        self.banner.setStyleSheet(banner_style(level))
         self.banner.setVisible(bool(text))
 
 
-def _tool(text: str, tip: str, slot: object) -> QToolButton:
+def _tool(text: str, name: str, keys: str, slot: object, object_name: str) -> QToolButton:
+    """A small button whose symbol is said in words to a screen reader (`name`)."""
     button = QToolButton()
+    button.setObjectName(object_name)
     button.setText(text)
-    button.setToolTip(tip)
+    button.setAccessibleName(name)
+    button.setToolTip(f"{name} ({keys})" if keys else name)
+    button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # in the Tab order like any button
     button.clicked.connect(slot)
     button.setAutoRaise(True)
     return button

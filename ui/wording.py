@@ -9,3 +9,12 @@ def sentence(text: str) -> str:
     if not first or any(c in first for c in "./\\_") or not first[0].islower():
         return text
     return text[:1].upper() + text[1:]
+
+
+def shortened(name: str, chars: int = 40) -> str:
+    """A long file name cut in the middle to `chars` characters, for a line that says more after it
+    (a progress bar, a status message); the whole name is shown where the document is listed."""
+    if len(name) <= chars:
+        return name
+    head = (chars - 1) // 2
+    return f"{name[:head]}…{name[len(name) - (chars - 1 - head) :]}"

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QSize, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
@@ -27,13 +27,14 @@ from app.extraction.templates import TemplateStore
 from app.store.search import Search
 from ui.extraction_table import ExtractionTableView
 from ui.search_panel import SearchPanel
+from ui.sizing import on_screen
 from ui.template_editor import TemplateEditor
 
 
 def _dialog(parent: QWidget, title: str, widget: QWidget) -> QDialog:
     dialog = QDialog(parent)
     dialog.setWindowTitle(title)
-    dialog.resize(1000, 600)
+    dialog.resize(on_screen(dialog, QSize(1000, 600)))
     layout = QVBoxLayout(dialog)
     layout.addWidget(widget)
     return dialog
@@ -56,10 +57,10 @@ class WorkMenu(QObject):
         for key, text, shortcut, slot in (
             ("search", "&Search…", "Ctrl+Shift+F", self.search),
             ("run_extraction", "&Run extraction on selected documents…", "", self.extraction_requested),
-            ("table", "Extraction &table…", "", self.show_table),
+            ("table", "Extraction ta&ble…", "", self.show_table),
             ("compare", "&Compare the two selected documents…", "Ctrl+Shift+D", self.compare_requested),
             ("templates", "&Templates…", "", self.edit_template),
-            ("export_conversation", "Export &conversation…", "", self.conversation_export_requested),
+            ("export_conversation", "Export co&nversation…", "", self.conversation_export_requested),
             ("verify_audit", "&Verify audit log", "", self.verify_audit),
             ("export_audit", "Export &audit log…", "", self.export_audit),
         ):

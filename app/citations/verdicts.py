@@ -42,7 +42,9 @@ def where(claim: dict[str, Any], documents: int = 1) -> str:
 
 
 def mark(claim: dict[str, Any], documents: int = 1) -> str | None:
-    """The short mark after a sentence ('✓ quoted p. 4', '⚠ found on p. 7', '+ Folio: p. 7'), or None."""
+    """The short mark after a sentence ('✓ quoted p. 4', '⚠ found on p. 7', '+ added by Folio: p. 7'), or
+    None. Each says its verdict in words: the symbol and the colour only repeat it (a screen reader
+    reads the words)."""
     verdict = claim.get("verdict")
     at = where(claim, documents)
     if verdict == EXEMPT:
@@ -54,7 +56,7 @@ def mark(claim: dict[str, Any], documents: int = 1) -> str | None:
     if verdict == WRONG_PAGE:
         return f"⚠ found on {at}"
     if verdict == ADDED:
-        return f"+ Folio: {at}"
+        return f"+ added by Folio: {at}"
     if verdict == PARTLY:
         lacking = [m.removesuffix(ELSEWHERE_NOTE) for m in claim.get("missing") or []]
         return f"◐ partly {at}" + (f"; not found: {_listed(lacking[:2])}" if lacking else "")

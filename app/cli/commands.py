@@ -14,16 +14,19 @@ from typing import TYPE_CHECKING
 
 from app import __version__
 from app.cli.compare import add_commands as add_compare_commands
+from app.cli.passwords import ASK, PASSWORD_ENV
 from app.cli.reading import add_commands as add_reading_commands
 from app.cli.work import add_commands as add_work_commands
 from app.errors import FAULTS, USER_ERRORS, LibraryGone, one_line
 
 if TYPE_CHECKING:
+    from app.cli.passwords import Passwords
     from app.context import AppContext
     from app.models.registry import ModelRecord, ModelRegistry
     from app.store.conversations import MessageRow
-    from app.store.library import DocumentRow
+    from app.store.library import AddResult, DocumentRow
     from inference.prompt import SourceBlock
+    from ingest.limits import Limits
     from ingest.progress import ReadProgress
 
 
@@ -36,9 +39,23 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"folio {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    add = sub.add_parser("add", help="add files to the library", description="Add files to the library.")
-    add.add_argument("files", nargs="+", metavar="FILE")
-    add.add_argument("--password", help="password for encrypted PDFs")
+    add = sub.add_parser(
+        "add",
+        help="add files to the library",
+        description="Add files to the library. An encrypted PDF's password is asked for on the terminal when "
+        f"the file needs one, or read from {PASSWORD_ENV} or --password-file.",
+    )
+    add.add_argument("files", nargs="*", metavar="FILE")
+    add.add_argument(
+        "--password",
+        nargs="?",
+        const=ASK,
+        metavar="VALUE",
+        help="ask for the password of encrypted PDFs (with no value); a VALUE here is visible to other users",
+    )
+    add.add_argument(
+        "--password-file", metavar="FILE", help="read the password from the first line of FILE ('-': standard input)"
+    )
     add.add_argument("--frames", type=int, metavar="N", help="most keyframes to keep from a video (default 24)")
 
     docs = sub.add_parser("list", help="list documents in the library", description="List documents in the library.")
@@ -107,7 +124,7 @@ def _parser() -> argparse.ArgumentParser:
     mstarter.add_argument("path", metavar="PATH.gguf")
     _json_flag(msub.add_parser("list", help="list registered models", description="List registered models."))
     muse = msub.add_parser("use", help="choose the active model", description="Choose the active model.")
-    muse.add_argument("model", metavar="ID|SHA256|starter")
+    muse.add_argument("model", metavar="MODEL", help="its number or name as folio models list shows them, or 'starter'")
 
     server = sub.add_parser(
         "server",
@@ -220,17 +237,29 @@ def _fail(exc: BaseException) -> int:
 def _cmd_add(ctx: AppContext, args: argparse.Namespace) -> int:
     import dataclasses
 
+    from app.cli.passwords import password_source
+
     limits = ctx.limits
     if args.frames is not None:
         if args.frames < 1:
             print("folio: error: --frames must be at least 1", file=sys.stderr)
             return 2
         limits = dataclasses.replace(limits, max_keyframes=args.frames)
+    files = list(args.files)
+    if args.password not in (None, ASK) and Path(args.password).is_file():
+        # `folio add --password locked.pdf`: the flag took the file name as its value; the user
+        # meant "ask me", not a password that happens to name a file.
+        files.insert(0, args.password)
+        args.password = ASK
+    if not files:
+        print("folio: error: give at least one FILE to add", file=sys.stderr)
+        return 2
+    passwords = password_source(args.password, args.password_file)
     failures = 0
-    for name in args.files:
+    for name in files:
         progress = PageProgress(Path(name).name)
         try:
-            result = ctx.library.add(name, password=args.password, limits=limits, progress=progress)
+            result = _add_one(ctx, name, passwords, limits, progress)
         except LibraryGone:
             progress.clear()
             raise  # no later file could be saved either: one line for the command
@@ -248,6 +277,28 @@ def _cmd_add(ctx: AppContext, args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def _add_one(ctx: AppContext, name: str, passwords: Passwords, limits: Limits, progress: PageProgress) -> AddResult:
+    """Add one file; an encrypted PDF's password is asked for (up to TRIES times) when there is a terminal."""
+    from app.cli.passwords import TRIES
+    from app.errors import FolioError
+    from ingest.errors import PasswordRequired
+
+    password, asked = passwords.given, 0
+    while True:
+        try:
+            return ctx.library.add(name, password=password, limits=limits, progress=progress)
+        except PasswordRequired as exc:
+            progress.clear()
+            if not passwords.can_ask or asked == TRIES:
+                raise FolioError(passwords.refused(one_line(exc))) from None
+            if password is not None:
+                print(f"folio: {one_line(exc)}", file=sys.stderr)
+            password, asked = passwords.ask(Path(name).name), asked + 1
+            if password is None:
+                raise FolioError(f"{Path(name).name}: no password given, not added") from None
+            progress.restart()  # the time spent typing is not reading time
+
+
 class PageProgress:
     """`folio add`'s progress within a file on stderr (a terminal only): a bar and the page being read,
     shown once reading takes longer than a moment (scans being OCR'd)."""
@@ -261,6 +312,11 @@ class PageProgress:
         self.started = time.monotonic()
         self.shown = False
         self.kept = 0  # pages an interrupted add had read, not read again
+
+    def restart(self) -> None:
+        import time
+
+        self.started = time.monotonic()
 
     def __call__(self, pages: ReadProgress) -> None:
         import time
@@ -401,6 +457,7 @@ def _image_summary(path: Path) -> str:
 
 def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.chat import AnswerDelta, AnswerDone, ChatEvent, ChatService, ChatStarted
+    from app.cli.lines import Lines, ProgressLines
     from app.engine.progress import Progress
     from app.models.registry import STARTER_NOTICE
     from app.reading import wait_for_reading
@@ -416,30 +473,20 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
 
         waited = Conversations(ctx.db).get(args.conversation).document_ids
     which = "this document" if len(waited) == 1 else "one of these documents"
-    wait_for_reading(
-        ctx,
-        waited,
-        lambda state: print(f"... another Folio is reading {which}: {state.words()}", file=sys.stderr),
-    )
+    lines = Lines()
+    wait_for_reading(ctx, waited, lambda state: lines.note(f"... another Folio is reading {which}: {state.words()}"))
     service = ChatService(ctx)
-    stderr_tty = sys.stderr.isatty()
+    progress = ProgressLines(lines)
     done: list[AnswerDone] = []
 
     def on_event(event: ChatEvent) -> None:
         if isinstance(event, ChatStarted):
             if event.demo_model:
-                print(f"note: {STARTER_NOTICE}", file=sys.stderr)
-        elif isinstance(event, Progress) and not event.reading:
-            print(f"... {event.text}", file=sys.stderr)
-        elif isinstance(event, Progress) and stderr_tty:
-            print(
-                f"\r... reading {event.done:,}/{event.total:,} tokens, ETA {event.eta_s:.0f} s ",
-                end="" if event.done < event.total else "\n",
-                file=sys.stderr,
-            )
+                lines.note(f"note: {STARTER_NOTICE}")
+        elif isinstance(event, Progress):
+            progress(event)
         elif isinstance(event, AnswerDelta) and event.channel == "answer" and not args.json:
-            sys.stdout.write(event.text)
-            sys.stdout.flush()
+            lines.write(event.text)
         elif isinstance(event, AnswerDone):
             done.append(event)
 
@@ -454,14 +501,15 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
         )
     except KeyboardInterrupt:
         service.cancel()
+        lines.close()
         raise
     finally:
         service.close()
+    lines.close()
     documents = len(service.conversations.get(message.conversation_id).document_ids)
     if args.json:
         print(json.dumps(_answer_json(message, documents), indent=2, ensure_ascii=False))
     else:
-        print()
         for line in verdict_lines(message.claims, documents):
             print(line)
     print(
@@ -579,8 +627,6 @@ def _cmd_conversations(ctx: AppContext, args: argparse.Namespace) -> int:
 
 
 def _cmd_models(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.models.registry import ModelRecord
-
     registry = ctx.models
     if args.models_command == "add":
         record, created = registry.add(
@@ -605,29 +651,81 @@ def _cmd_models(ctx: AppContext, args: argparse.Namespace) -> int:
         print(f"  sha256 {record.sha256} (checked)")
         return 0
     if args.models_command == "use":
-        if args.model == "starter":
-            ctx.settings.active_model = ""
-        else:
-            ctx.settings.active_model = registry.get(args.model).sha256
+        chosen = registry.lookup(args.model)
+        ctx.settings.active_model = "" if chosen is None or chosen.is_starter else chosen.sha256
         ctx.save_settings()
-        print(f"active model: {registry.active(ctx.settings).label}")
+        if chosen is None:  # the demo model is set up (assembled, checked) on first use, not here
+            print(f"active model: #{registry.starter_number()} the starter demo model (Gemma 3 270M)")
+        else:
+            print(f"active model: #{chosen.id} {chosen.label}")
         return 0
-    registry.starter()  # make sure the demo model is listed even before first use
+    return _list_models(ctx, registry, json_out=args.json)
+
+
+def _list_models(ctx: AppContext, registry: ModelRegistry, *, json_out: bool) -> int:
+    """Every registered model by number, and the starter under its reserved number even before it is
+    set up: listing registers nothing, so a number seen here is the one `models use` takes."""
+    from app.models.registry import ModelRecord
+
     active_sha = ctx.settings.active_model
     records = registry.all()
     active = {r.id: r.sha256 == active_sha or (not active_sha and r.is_starter) for r in records}
-    if args.json:
+    waiting = None if any(r.is_starter for r in records) else registry.starter_number()
+    if json_out:
         fields = [f.name for f in dataclasses.fields(ModelRecord) if f.name != "facts"]
-        _print_json([{f: getattr(r, f) for f in fields} | {"label": r.label, "active": active[r.id]} for r in records])
+        rows = [
+            {f: getattr(r, f) for f in fields} | {"label": r.label, "active": active[r.id], "set_up": True}
+            for r in records
+        ]
+        if waiting is not None:
+            rows.append(_starter_json(waiting, active=not active_sha))
+        _print_json(sorted(rows, key=lambda row: int(str(row["id"]))))
         return 0
+    lines: list[tuple[int, str]] = []
     for r in records:
         mark = "*" if active[r.id] else " "
-        print(
-            f"{mark} {r.id:>3}  {r.label:<40} {r.architecture:<10} ctx {r.context_length:>7,}  "
-            f"{r.size_bytes / 1024**3:6.2f} GiB  {_mtp_column(registry, r):<6}  {r.sha256[:12]}  {r.path}"
+        lines.append(
+            (
+                r.id,
+                f"{mark} {r.id:>3}  {r.label:<40} {r.architecture:<10} ctx {r.context_length:>7,}  "
+                f"{r.size_bytes / 1024**3:6.2f} GiB  {_mtp_column(registry, r):<6}  {r.sha256[:12]}  {r.path}",
+            )
         )
+    if waiting is not None:
+        mark = "*" if not active_sha else " "
+        lines.append((waiting, f"{mark} {waiting:>3}  {'starter - demo model':<40} {_starter_state()}"))
+    for _number, line in sorted(lines):
+        print(line)
     print("(* = active; MTP: the file's multi-token-prediction layers, which draft tokens for faster answers)")
+    print("Choose one with: folio models use NUMBER (or its name, or 'starter')")
     return 0
+
+
+def _starter_state() -> str:
+    from app.models.registry import find_starter_file, packaged_starter_available
+
+    if packaged_starter_available():
+        return "(set up when first used)"
+    if find_starter_file() is not None:
+        return "(found beside Folio; set up when first used)"
+    return "(not installed: folio models add-starter FILE)"
+
+
+def _starter_json(number: int, *, active: bool) -> dict[str, object]:
+    from app.models.registry import starter_file_name, starter_sha256
+
+    return {
+        "id": number,
+        "sha256": starter_sha256(),
+        "name": "starter",
+        "label": "starter - demo model",
+        "path": None,
+        "is_starter": True,
+        "active": active,
+        "set_up": False,
+        "file_name": starter_file_name(),
+        "state": _starter_state().strip("()"),
+    }
 
 
 def _mtp_column(registry: ModelRegistry, record: ModelRecord) -> str:

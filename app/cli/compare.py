@@ -85,22 +85,14 @@ def _summarise(ctx: AppContext, redline: Redline, old_id: int, new_id: int) -> S
     """The summary, its progress on stderr (reading progress on a terminal only)."""
     import sys
 
+    from app.cli.lines import Lines, ProgressLines
     from app.compare.summary import summarise
     from app.engine.progress import Progress
     from app.engine.session import Session
     from app.models.registry import STARTER_NOTICE
 
-    def on_progress(progress: Progress) -> None:
-        if not progress.reading:
-            print(f"... {progress.text}", file=sys.stderr)
-        elif sys.stderr.isatty():
-            end = "" if progress.done < progress.total else "\n"
-            print(
-                f"\r... reading {progress.done:,}/{progress.total:,} tokens, ETA {progress.eta_s:.0f} s ",
-                end=end,
-                file=sys.stderr,
-            )
-
+    lines = Lines()
+    on_progress = ProgressLines(lines)
     session = Session.for_context(ctx)
     try:
         written = summarise(ctx, session, redline, old_id, new_id, on_progress=on_progress)
@@ -108,6 +100,7 @@ def _summarise(ctx: AppContext, redline: Redline, old_id: int, new_id: int) -> S
         session.cancel()
         raise
     finally:
+        lines.close()
         session.close()
     if written.demo:
         print(f"note: {STARTER_NOTICE}", file=sys.stderr)

@@ -33,9 +33,14 @@ LONG_CONTEXT = 131_072  # half of it: most contracts and reports still fit whole
 USEFUL_CONTEXT = 32_768  # below this a tier still answers, but only about short documents
 SETUP_SEEN_FILE = "model-setup-seen"
 
+# The page explains itself first, in three lines; WHAT_TO_BRING says the rest further down.
+FIRST_LINES = (
+    "Folio answers from your documents with a language model that runs on this computer; nothing is sent anywhere.",
+    "Choose one below: a model another program already keeps here, or a GGUF file from a disk (Qwen3.5-9B reads best).",
+    "Until you do, a small demo model answers, for trying Folio only. Tools > Model setup opens this page again.",
+)
 WHAT_TO_BRING = (
-    "Folio reads your documents with a language model that runs on this computer. "
-    "It works best with <b>Qwen3.5-9B</b> in the 4-bit <b>Q4_K_M</b> GGUF file (about 5.2 GB; the name "
+    "Folio works best with <b>Qwen3.5-9B</b> in the 4-bit <b>Q4_K_M</b> GGUF file (about 5.2 GB; the name "
     "looks like <i>Qwen3.5-9B-Q4_K_M.gguf</i>) together with its <b>vision file</b> (a GGUF whose name "
     "contains <i>mmproj</i>), which lets it look at scanned pages, pictures and video frames.",
     "Smaller computers can use a smaller size of the same model: Qwen3.5-4B, 2B or 0.8B. They read the "
@@ -52,12 +57,14 @@ def _gib(n: float) -> str:
 
 
 # -- first run ------------------------------------------------------------------------------------------
-def active_model_is_qwen35(ctx: AppContext) -> bool:
+def active_model_usable(ctx: AppContext) -> bool:
+    """A model the user added is the active one and its file is there (of any kind: a Qwen2.5 someone
+    chose on purpose is theirs to use, and the page would only cover the chat)."""
     sha = ctx.settings.active_model
     if not sha:
         return False
     found = [m for m in ctx.models.all() if m.sha256 == sha]
-    return bool(found) and found[0].architecture == "qwen35" and Path(found[0].path).exists()
+    return bool(found) and not found[0].is_starter and Path(found[0].path).exists()
 
 
 def setup_seen(paths: Paths) -> bool:
@@ -69,8 +76,9 @@ def mark_setup_seen(paths: Paths) -> None:
 
 
 def needs_model_setup(ctx: AppContext) -> bool:
-    """Show the setup page at start: no Qwen3.5 model chosen, no model server, and not shown before."""
-    if ctx.settings.server_url.strip() or active_model_is_qwen35(ctx):
+    """Show the setup page at start only when no usable model is active (none added, or its file gone;
+    no model server) and it was not shown before."""
+    if ctx.settings.server_url.strip() or active_model_usable(ctx):
         return False
     return not setup_seen(ctx.paths)
 

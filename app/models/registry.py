@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from app.settings import Settings
 
+STARTER_ROLE = "starter"
 STARTER_NOTICE = (
     "Demo model: Gemma 3 270M is a tiny model for trying Folio, not for real work. "
     "Add a Qwen3.5 GGUF: folio models add PATH.gguf"
@@ -203,13 +204,35 @@ class ModelRegistry:
     def all(self) -> list[ModelRecord]:
         return [ModelRecord.from_row(r) for r in self.db.table("models").rows_where(order_by="id")]
 
-    def get(self, ref: str) -> ModelRecord:
-        """By id, sha256 (or a unique prefix of it, 8+ characters) or path."""
+    def starter_number(self) -> int:
+        """The starter demo model's number, reserved with the library (migration m036): it holds
+        whether or not the starter was set up yet."""
+        return int(self.db.table("model_numbers").get(STARTER_ROLE)["number"])
+
+    def lookup(self, ref: str) -> ModelRecord | None:
+        """The model a user names: its number, its name as listed (case ignored) or its file name,
+        its sha256 (or a unique prefix of 8+ characters), or its path. None means the starter demo
+        model ('starter' or its number), which may not be set up yet."""
         ref = ref.strip()
-        for record in self.all():
+        if ref.lower() == STARTER_ROLE or ref == str(self.starter_number()):
+            return None
+        records = self.all()
+        for record in records:
             if ref == str(record.id) or ref == record.path or (len(ref) >= 8 and record.sha256.startswith(ref)):
                 return record
+        wanted = ref.casefold()
+        named = [r for r in records if wanted in _names(r)]
+        if len(named) == 1:
+            return named[0]
+        if named:
+            numbers = ", ".join(f"#{r.id}" for r in named)
+            raise FolioError(f"{ref!r} names {len(named)} models ({numbers}); use the number")
         raise NotFound(f"no registered model {ref!r} (see folio models list)")
+
+    def get(self, ref: str) -> ModelRecord:
+        """As lookup, with the starter set up when it is the one named."""
+        found = self.lookup(ref)
+        return self.starter() if found is None else found
 
     def add(
         self,
@@ -254,19 +277,26 @@ class ModelRegistry:
         return ModelRecord.from_row(self.db.table("models").get(model_id)), created
 
     def _register(self, sha: str, row: dict[str, Any], with_mmproj: bool) -> tuple[int, bool]:
-        """Insert the model's row, or update the row already there for this sha256: (id, inserted)."""
+        """Insert the model's row under its number, or update the row already there for this sha256:
+        (id, inserted)."""
         models = self.db.table("models")
-        existing = list(models.rows_where("sha256 = ?", [sha]))
-        if not existing:
+        for _attempt in range(3):
+            existing = list(models.rows_where("sha256 = ?", [sha]))
+            if existing:
+                break
+            # The number is read before the write transaction: a read inside it would pin a snapshot
+            # that another process's insert makes stale, and SQLite then refuses our write outright.
+            number = self._next_number(starter=bool(row["is_starter"]))
             try:
                 with self.db.atomic():
-                    return insert_row(self.db, "models", row), True
+                    return insert_row(self.db, "models", {"id": number, **row}), True
             except sqlite3.IntegrityError:
-                # Another window or command registered the same file between our look and our
-                # insert (two starts on a fresh home both set up the starter): theirs is ours.
-                existing = list(models.rows_where("sha256 = ?", [sha]))
-                if not existing:
-                    raise
+                # Another window or command registered a model between our look and our insert (two
+                # starts on a fresh home both set up the starter): the same file is theirs and ours;
+                # another file took the number, so look again.
+                continue
+        else:
+            raise FolioError("could not register the model: another Folio kept registering models at the same time")
         update = {k: v for k, v in row.items() if k != "added_at"}
         if not with_mmproj:
             update.pop("mmproj_path")
@@ -274,6 +304,15 @@ class ModelRegistry:
         with self.db.atomic():
             models.update(existing[0]["id"], update)
         return int(existing[0]["id"]), False
+
+    def _next_number(self, *, starter: bool) -> int:
+        """The starter takes its reserved number; any other model the number after every one given
+        or reserved: a number, once given, stays with its file."""
+        reserved = self.starter_number()
+        taken = [int(r["id"]) for r in self.db.table("models").rows_where(select="id")]
+        if starter and reserved not in taken:
+            return reserved
+        return max([*taken, reserved]) + 1
 
     def starter(self) -> ModelRecord:
         rows = list(self.db.table("models").rows_where("is_starter = 1"))
@@ -317,3 +356,9 @@ class ModelRegistry:
                 raise FolioError(f"the model file {record.path} is missing (removable drive not attached?)")
             return record
         return self.starter()
+
+
+def _names(record: ModelRecord) -> set[str]:
+    """What a model may be called by in `folio models use`: the name and label listed, the file name."""
+    path = Path(record.path)
+    return {n.casefold() for n in (record.name, record.label, path.name, path.stem)}

@@ -354,6 +354,23 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE extraction_cells ADD COLUMN confidence REAL;
         """,
     ),
+    (
+        # A model's number is its models.id, given when it is registered. The starter demo model is
+        # registered only when first used, so its number is reserved here, once per library: 1 in a
+        # new library, its id where it is registered already, else the next free number. Listing
+        # models never registers anything, and `folio models use N` means the same model every time.
+        "m036_model_numbers",
+        """
+        CREATE TABLE model_numbers (
+            role TEXT PRIMARY KEY,
+            number INTEGER NOT NULL UNIQUE
+        );
+        INSERT INTO model_numbers (role, number) VALUES ('starter', COALESCE(
+            (SELECT MIN(id) FROM models WHERE is_starter = 1),
+            (SELECT COALESCE(MAX(id), 0) + 1 FROM models)
+        ));
+        """,
+    ),
 ]
 
 KNOWN = [name for name, _ in MIGRATIONS]

@@ -6,6 +6,11 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.gui
+# An answer whose sentences get three different checks (wrong page, source added by Folio, unsupported).
+ANSWERED = (
+    "The agreement is governed by the laws of the State of Delaware [p. 1]. "
+    "The Client pays a monthly fee of 12,500 US dollars. The monthly fee is 99,000 euros [p. 2]."
+)
 
 
 @pytest.fixture
@@ -25,6 +30,31 @@ def window(qtbot, starter_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
     win.show()
     yield win
     win.close()
+    ctx.close()
+
+
+@pytest.fixture
+def answered(qtbot, starter_home: Path, contract_pdf: Path) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    """The window with a contract selected and an answer about it on screen (nothing read ahead, so
+    the status bar holds still)."""
+    from app.context import open_app
+    from tests.fixtures.answers import store_cited_answer
+    from ui.main_window import MainWindow
+
+    ctx = open_app()
+    ctx.settings.read_ahead = False
+    ctx.save_settings()
+    doc = ctx.library.add(contract_pdf).document
+    store_cited_answer(ctx, [doc.id], ANSWERED)
+    window = MainWindow(ctx)
+    qtbot.addWidget(window)
+    window.show()
+    window.refresh_library(select=doc.id)
+    qtbot.waitUntil(lambda: window.viewer.last is not None and window.conversation_id is not None, timeout=15000)
+    window.activateWindow()
+    qtbot.waitActive(window)
+    yield window
+    window.close()
     ctx.close()
 
 

@@ -173,7 +173,7 @@ def test_tools_settings_in_the_window_turns_the_server_badge_on_and_restarts_the
 
     action = window.setup_menu.actions["settings"]
     assert action.shortcut().toString() == "Ctrl+,"
-    assert window.menuBar().actions()[-1].text() == "&Tools"
+    assert [a.text() for a in window.menuBar().actions()][-2:] == ["&Tools", "&Help"]
 
     def unused(handler: Any, body: dict[str, Any]) -> None:
         handler.send_json(500, {"error": {"message": "unused"}})

@@ -111,3 +111,49 @@ def test_dialog_messages_read_on_either_palette(app, qtbot, ctx, dark: bool) -> 
     image = dialog.grab().toImage()
     corner = QColor(image.pixel(2, image.height() - 2))
     assert (corner.lightness() < 128) == dark
+
+
+def test_high_contrast_keeps_the_system_palette_and_folio_colours_give_way(  # type: ignore[no-untyped-def]
+    app, answered, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QColor, QPalette
+
+    from tests.fixtures.answers import store_sample_cells
+    from ui.theme import HIGH_CONTRAST_ENV, accent, apply_scheme, badge_style, banner_style, high_contrast, make_palette
+    from ui.transcript import UNTRUSTED, VERDICT_COLOURS
+
+    window = answered
+    apply_scheme(app, Qt.ColorScheme.Dark)  # Folio's own dark palette, as before the user switched
+    assert app.property("folioPalette")
+    monkeypatch.setenv(HIGH_CONTRAST_ENV, "1")  # the platform's setting, where Qt cannot read it
+    assert high_contrast()
+    assert not apply_scheme(app, Qt.ColorScheme.Dark)  # the system's high-contrast palette is kept
+    assert not app.property("folioPalette") and app.palette() != make_palette(True)
+    assert not apply_scheme(app, Qt.ColorScheme.Light)
+    text = app.palette().color(QPalette.ColorRole.WindowText).name()
+    assert {accent(name) for name in ("error", "warning", "ok", "muted")} == {text}
+    assert "#" not in badge_style() and "#" not in banner_style("warn") and "window-text" in banner_style("warn")
+
+    transcript = window.chat.transcript
+    transcript.show_messages(transcript.messages, transcript.document_ids)  # drawn again in high contrast
+    message = next(m for m in reversed(transcript.messages) if m.role == "assistant")
+    fixed = {QColor(c).name() for pair in VERDICT_COLOURS.values() for c in pair} | {UNTRUSTED.name()}
+    from tests.gui.conftest import char_format_at
+
+    for href in [*transcript.claims_of(message.id), *transcript.targets_of(message.id)]:
+        assert char_format_at(transcript, href).foreground().color().name() not in fixed
+    faulty = [h for h, t in transcript.targets_of(message.id).items() if t.faulty]
+    assert faulty and all(
+        char_format_at(transcript, h).underlineStyle() == char_format_at(transcript, h).UnderlineStyle.WaveUnderline
+        for h in faulty
+    )  # the wave still marks a citation that does not check out
+    view = window.work_menu.show_table(store_sample_cells(window.ctx, window.viewer.doc.id))
+    model = view.model
+    backgrounds = [model.data(model.index(0, c), Qt.ItemDataRole.BackgroundRole) for c in range(model.columnCount())]
+    assert backgrounds == [None] * model.columnCount()
+    view.window().close()
+    monkeypatch.delenv(HIGH_CONTRAST_ENV)  # and out of high contrast, the cells have their colours again
+    assert any(
+        model.data(model.index(0, c), Qt.ItemDataRole.BackgroundRole) is not None for c in range(model.columnCount())
+    )

@@ -3,6 +3,7 @@ and `--json` gives scripts what the tables show."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -137,9 +138,67 @@ def test_json_output_matches_the_library(tmp_path: Path, starter_home: Path) -> 
     code, out, err = run_folio("models", "list", "--json")
     assert code == 0, err
     models = json.loads(out)
-    assert len(models) == 1 and models[0]["is_starter"] and models[0]["active"]
-    assert re.fullmatch(r"[0-9a-f]{64}", models[0]["sha256"]) and Path(models[0]["path"]).is_file()
+    assert len(models) == 1 and models[0]["is_starter"] and models[0]["active"] and models[0]["id"] == 1
+    # Listed under its number before it is first used, and not set up by the listing.
+    assert re.fullmatch(r"[0-9a-f]{64}", models[0]["sha256"]) and models[0]["set_up"] is False
 
 
 def test_empty_library_lists_as_an_empty_json_array() -> None:
     assert [json.loads(run_folio(c, "--json")[1]) for c in ("list", "conversations")] == [[], []]
+
+
+class _Screen(io.StringIO):
+    """One terminal that both stdout and stderr write to."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_lines_never_join_the_answer_on_one_screen(tmp_path: Path) -> None:
+    from app.cli.lines import Lines, ProgressLines
+    from app.engine.session import Progress
+
+    screen = _Screen()
+    lines = Lines(screen, screen)
+    progress = ProgressLines(lines)
+    progress(Progress("loading the model"))
+    progress(Progress(done=512, total=2048, eta_s=3))  # rewritten in place: the line stays open
+    progress(Progress(done=1024, total=2048, eta_s=2))
+    lines.write("The agreement is governed ")  # reading stopped short of the end: the answer still starts anew
+    lines.write("by Indiana laws.")
+    progress(Progress("checking every sentence against the documents"))
+    lines.close()
+    shown = screen.getvalue().split("\n")
+    assert shown[-1] == ""  # both streams ended their lines
+    assert "The agreement is governed by Indiana laws." in shown
+    assert "... checking every sentence against the documents" in shown
+    assert not any("laws.." in line or "tokens, ETA 2 s The" in line for line in shown)
+
+    # Apart (the answer to a file, progress to the terminal): the answer's text is kept exactly.
+    answer, terminal = tmp_path / "answer.txt", _Screen()
+    with answer.open("w") as out:
+        apart = Lines(out, terminal)
+        apart.write("Indiana")
+        ProgressLines(apart)(Progress("checking every sentence against the documents"))
+        apart.write(" law.")
+        apart.close()
+    assert answer.read_text() == "Indiana law.\n"
+    assert terminal.getvalue() == "... checking every sentence against the documents\n"
+
+
+def test_a_real_answer_and_its_progress_on_one_stream(starter_home: Path, tmp_path: Path) -> None:
+    """`folio ask ... 2>&1`: every progress line stands on its own line, never after the answer's text."""
+    contract = make_contract_pdf(tmp_path / "contract.pdf")
+    assert run_folio("add", str(contract))[0] == 0
+    both = subprocess.run(
+        [sys.executable, "-m", "app.cli", "ask", "1", "Which law governs this agreement?", "--max-tokens", "24"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=REPO,
+        timeout=600,
+    )
+    assert both.returncode == 0, both.stdout
+    lines = both.stdout.splitlines()
+    checking = [i for i, line in enumerate(lines) if "checking every sentence" in line]
+    assert checking and all(lines[i].startswith("... checking every sentence") for i in checking), lines

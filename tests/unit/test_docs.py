@@ -20,6 +20,8 @@ PAGES = [
     "docs/security.md",
     "docs/contributing.md",
     "docs/faults.md",
+    "docs/accessibility.md",
+    "docs/command-line.md",
 ]
 DOCS = ["README.md", "docs/ARCHITECTURE.md", *PAGES]
 TOP = ("app/", "ui/", "ingest/", "inference/", "assets/", "tests/", "tools/", "benchmarks/", "docs/", "packaging/")

@@ -26,7 +26,11 @@ def _machine(ram_gib: float, cores: int = 8) -> Hardware:
     return Hardware(ram_total=ram, ram_available=ram // 2, physical_cores=cores)
 
 
-def test_first_run_until_a_qwen35_model_is_chosen_or_the_page_was_shown(ctx, tiny_qwen35: Path) -> None:  # type: ignore[no-untyped-def]
+def test_first_run_only_while_no_usable_model_is_active_and_once(ctx, tiny_qwen35: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    from tests.fixtures.model_stores import write_meta_gguf
+
     assert needs_model_setup(ctx)
     ctx.settings.server_url = "http://gpu-box.lan:8000"  # answers come from a server: nothing to set up
     assert not needs_model_setup(ctx)
@@ -34,6 +38,14 @@ def test_first_run_until_a_qwen35_model_is_chosen_or_the_page_was_shown(ctx, tin
     record, _ = ctx.models.add(tiny_qwen35)
     ctx.settings.active_model = record.sha256
     assert not needs_model_setup(ctx)
+    # A model that is not Qwen3.5 (the eval model is a Qwen2.5), chosen on purpose, is usable too.
+    llama = write_meta_gguf(tmp_path / "llama.gguf", architecture="llama", tier="2B")
+    other, _ = ctx.models.add(llama)
+    ctx.settings.active_model = other.sha256
+    assert not needs_model_setup(ctx)
+    moved = shutil.move(llama, tmp_path / "elsewhere.gguf")  # its drive unplugged: nothing usable
+    assert not Path(other.path).exists() and Path(moved).exists()
+    assert needs_model_setup(ctx)
     ctx.settings.active_model = ""
     mark_setup_seen(ctx.paths)
     assert not needs_model_setup(ctx)
