@@ -87,7 +87,6 @@ def _summarise(ctx: AppContext, redline: Redline, old_id: int, new_id: int) -> S
 
     from app.cli.lines import Lines, ProgressLines
     from app.compare.summary import summarise
-    from app.engine.progress import Progress
     from app.engine.session import Session
     from app.models.registry import STARTER_NOTICE
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from app.engine.session import Progress
+    from app.engine.progress import Progress
 
 
 @dataclass
