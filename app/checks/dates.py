@@ -173,8 +173,8 @@ _SAME_AS_SIGNING = re.compile(
 _NAMED_START = re.compile(r"(?:Effective|Commencement)\s+Date\b")
 _TERM_SENTENCE = re.compile(
     r"(?i)\b(?:term\s+of\s+(?:this|the)\s+(?:agreement|contract)|initial\s+term|(?:this|the)\s+(?:agreement|contract)\s+"
-    r"(?:shall|will)\s+(?:commence|begin|continue|remain|be\s+in\s+(?:full\s+)?(?:force|effect)|expire|terminate|"
-    r"become\s+effective|run)|agreement\s+term|\bterm\.\s|\"term\"|\bthe\s+term\s+(?:of|shall|will|is)\b|\d\s*\)?[ -]"
+    r"(?:(?:shall|will)\s+(?:commence|begin|continue|remain|be\s+in\s+(?:full\s+)?(?:force|effect)|expire|terminate|"
+    r"become\s+effective|run)|commences|begins|continues|remains|expires|terminates|runs)|agreement\s+term|\bterm\.\s|\"term\"|\bthe\s+term\s+(?:of|shall|will|is)\b|\d\s*\)?[ -]"
     r"(?:year|month)s?\s+term)"
 )
 _END_CUE = re.compile(
@@ -186,8 +186,8 @@ _END_CUE = re.compile(
 _EARLIER_CUE = re.compile(r"(?i)until\s+the\s+earli\w+\s+(?:to\s+occur\s+)?of\s*:?\s*(?:\((?:i|a|1)\)\s*)?$")
 _TERM_CUE = re.compile(
     r"(?i)(?:for\s+(?:a|an)\s+(?:initial\s+)?(?:period|term)\s+of|(?:initial\s+)?term\s+(?:of\s+this\s+agreement\s+)?"
-    r"(?:shall\s+be|will\s+be|is|of)|continue\s+(?:in\s+(?:full\s+force\s+and\s+)?effect\s+)?for(?:\s+a\s+period\s+of)?|"
-    r"remain\s+in\s+(?:full\s+)?(?:force\s+and\s+)?effect\s+for(?:\s+a\s+period\s+of)?|extend\s+for\s+a\s+period\s+of|"
+    r"(?:shall\s+be|will\s+be|is|of)|continues?\s+(?:in\s+(?:full\s+force\s+and\s+)?effect\s+)?for(?:\s+a\s+period\s+of)?|"
+    r"remains?\s+in\s+(?:full\s+)?(?:force\s+and\s+)?effect\s+for(?:\s+a\s+period\s+of)?|extend\s+for\s+a\s+period\s+of|"
     r"(?:shall|will)\s+be\s+for|(?:shall|will)\s+run\s+for)\s*(?:the\s+)?(?:initial\s+)?$"
 )
 _TERM_AFTER = re.compile(r"(?i)^\s*(?:initial\s+)?term\b")  # 'the 12 month term'
@@ -294,14 +294,11 @@ def term_and_end(text: CheckText, outline: Outline) -> tuple[list[_Found], list[
     lengths: list[_Found] = []
     outside = False
     for first, last in _sentences(text, _TERM_SENTENCE):
-        sentence = text.text[first:last]
-        if _RENEW_SENTENCE.search(sentence) and not re.search(
-            r"(?i)initial\s+term|term\s+of\s+this|commence", sentence
-        ):
-            continue  # a renewal's own sentence
-        covenant = (
-            re.search(r"(?i)\bduring\s+the\s+term\b", sentence) is not None
-        )  # 'during the term and 12 months thereafter'
+        renew = _RENEW_SENTENCE.search(text.text[first:last])
+        # In a sentence that goes on to the renewal, only the words before it state the term.
+        sentence = text.text[first : first + renew.start()] if renew else text.text[first:last]
+        # 'during the term and for 12 months thereafter': a covenant's own period, not the term
+        covenant = re.search(r"(?i)\bduring\s+the\s+term\b", sentence) is not None
         for fact in find_dates(sentence):
             before = sentence[max(0, fact.start - 60) : fact.start]
             earlier = _EARLIER_CUE.search(before)
@@ -354,7 +351,10 @@ def renewal_and_notice(text: CheckText, outline: Outline) -> tuple[list[_Found],
         sentence = text.text[first:last]
         automatic = automatic or bool(_AUTO.search(sentence))
         mutual = mutual or bool(_MUTUAL.search(sentence))
+        renew = _RENEW_SENTENCE.search(sentence)
         for fact, duration in durations(sentence):
+            if renew is not None and fact.end <= renew.start() and not _NOTICE_WORD.search(sentence[: fact.start]):
+                continue  # the initial term, stated before the renewal in the same sentence
             after = sentence[fact.end : fact.end + 60]
             before = sentence[max(0, fact.start - 60) : fact.start]
             if _NOTICE_AFTER.match(after) or _NOTICE_WORD.search(before[-30:]):

@@ -133,8 +133,16 @@ class Outline:
         return max(found, key=lambda a: a.end - a.start) if found else None
 
     def has_sub_item(self, target: Target, item: str) -> bool:
-        """'(a)' printed inside the clause (a lettered item stays inside its clause)."""
-        return f"({item.lower()})" in self.text.text[target.start : target.end].lower()
+        """'(a)' printed inside the clause as an item's mark (a lettered item stays inside its clause); the
+        '(c)' of a reference ('Section 3(c)', '(b)(c)') is not one."""
+        span = self.text.text[target.start : target.end].lower()
+        mark = f"({item.lower()})"
+        at = span.find(mark)
+        while at != -1:
+            if at == 0 or not (span[at - 1].isalnum() or span[at - 1] == ")"):
+                return True
+            at = span.find(mark, at + 1)
+        return False
 
     @property
     def numbered(self) -> bool:

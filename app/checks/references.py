@@ -293,7 +293,8 @@ def _redacted(outline: Outline, target: Target) -> bool:
 
 def _has_item(outline: Outline, target: Target, item: str) -> bool:
     span = outline.text.text[target.start : target.end]
-    return outline.has_sub_item(target, item) or re.search(rf"(?m)^\s*{re.escape(item)}[.)]\s", span) is not None
+    # '(a)', or 'A.' / 'a)' opening a line of the clause
+    return outline.has_sub_item(target, item) or re.search(rf"(?im)^\s*{re.escape(item)}[.)]\s", span) is not None
 
 
 def _named(after: str) -> str:
