@@ -174,7 +174,8 @@ _NAMED_START = re.compile(r"(?:Effective|Commencement)\s+Date\b")
 _TERM_SENTENCE = re.compile(
     r"(?i)\b(?:term\s+of\s+(?:this|the)\s+(?:agreement|contract)|initial\s+term|(?:this|the)\s+(?:agreement|contract)\s+"
     r"(?:(?:shall|will)\s+(?:commence|begin|continue|remain|be\s+in\s+(?:full\s+)?(?:force|effect)|expire|terminate|"
-    r"become\s+effective|run)|commences|begins|continues|remains|expires|terminates|runs)|agreement\s+term|\bterm\.\s|\"term\"|\bthe\s+term\s+(?:of|shall|will|is)\b|\d\s*\)?[ -]"
+    r"become\s+effective|run)|commences|begins|continues|remains|expires|terminates|runs)|agreement\s+term|"
+    r"\bterm\.\s|\"term\"|\bthe\s+term\s+(?:of|shall|will|is)\b|\d\s*\)?[ -]"
     r"(?:year|month)s?\s+term)"
 )
 _END_CUE = re.compile(
