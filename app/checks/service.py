@@ -55,13 +55,16 @@ class Checker:
         from app.checks.text import check_text
         from app.compare.versions import version_from_library
 
+        no_text = FolioError(f"#{document_id} {title}: has no text to check (no text layer or OCR text)")
         try:
-            version = version_from_library(self.ctx, document_id)
+            text = check_text(version_from_library(self.ctx, document_id))
         except FolioError as exc:
             if "no text" in str(exc):
-                raise FolioError(f"#{document_id} {title}: has no text to check (no text layer or OCR text)") from None
+                raise no_text from None
             raise
-        return run_checks(check_text(version), document_id=document_id, sha256=sha256, table=table, inputs_from=source)
+        if not text.text.strip():  # page numbers and running headers only
+            raise no_text
+        return run_checks(text, document_id=document_id, sha256=sha256, table=table, inputs_from=source)
 
     def _store(self, report: CheckReport, fingerprint: str) -> CheckReport:
         from app.store.audit import audited_settings

@@ -39,6 +39,7 @@ NOT_DEFINED = "not_defined"
 PROBLEMS = (NEVER_USED, DEFINED_TWICE, OTHER_CASE, CLOSE_MATCH, NOT_DEFINED)
 
 MAX_TERM_WORDS = 8
+OPENING_CHARS = 3000  # where the names are introduced, when no numbered clause marks the end of the opening
 UNDEFINED_MIN_USES = 2  # uses after 'the', 'such', 'any' ...: a phrase capitalised once is as likely a slip
 
 _SMALL = r"(?:of|and|or|for|the|to|in|on|by|under|&)"
@@ -48,7 +49,7 @@ _TERM = r"[A-Z0-9](?:[^\"\n]|\n(?!\n)){0,78}?"
 # Words before the quotes of a definition in brackets: '(the ', '(each a ', '(collectively, the ',
 # '(hereinafter referred to as ', '(together with its Affiliates, ' ...
 _PAREN_LEAD = re.compile(
-    r"^\(\s*(?:(?:the|each|each,|an?|collectively|collectively,|individually|individually,|together|jointly|"
+    r"^\(\s*(?:(?:the|this|each|each,|an?|collectively|collectively,|individually|individually,|together|jointly|"
     r"hereinafter|hereafter|herein|also|sometimes|referred|to|as|called|being|and|or|such|any|its|their|"
     r"respectively|singly|severally|as\s+applicable)[\s,]*)*$",
     re.IGNORECASE,
@@ -56,6 +57,7 @@ _PAREN_LEAD = re.compile(
 # '(each such additional period, a "Renewal Term")': lower-case words, then the words that introduce a term.
 _LEAD_ENDS = re.compile(
     r"^\((?:[a-z][a-z-]*,?\s+){0,8}(?:the|a|an|each|collectively|together|hereinafter|as|called|respectively),?\s*$"
+    r"|^\((?:the|this|each|a|an|collectively|hereinafter|together|individually)\s[a-z ,-]{0,40}$"
 )
 _QUOTED = re.compile(rf"\"(?P<term>{_TERM})\"")
 _MEANS = re.compile(
@@ -96,18 +98,18 @@ _PROPER = word_set(
     inc incorporated llc l.l.c llp lp ltd limited corp corporation company co plc gmbh ag sa s.a bv nv
     pty bank university association foundation trust partners partnership group holdings state states
     county city street avenue road drive boulevard suite floor building court courts commission
-    department government republic kingdom america district province office service board exchange act
-    code rules regulations law laws treaty convention agency authority administration january february
-    march april may june july august september october november december monday tuesday wednesday
-    thursday friday saturday sunday president officer director directors secretary manager chairman
-    treasurer attorney counsel title name signature date by chief executive vice general senior managing
-    principal member trustee north south east west northern southern eastern western central new united
-    national international federal english french german chinese japanese spanish internet web website
-    email e-mail god christmas day commissioner secretary minister ministry registrar court tribunal
-    alabama alaska arizona arkansas california colorado connecticut delaware florida georgia hawaii
-    idaho illinois indiana iowa kansas kentucky louisiana maine maryland massachusetts michigan
-    minnesota mississippi missouri montana nebraska nevada hampshire jersey mexico york carolina dakota
-    ohio oklahoma oregon pennsylvania rhode tennessee texas utah vermont virginia washington wisconsin
+    department government republic kingdom america district province board exchange act code rules
+    regulations law laws treaty convention agency authority administration january february march april
+    may june july august september october november december monday tuesday wednesday thursday friday
+    saturday sunday president officer director directors secretary manager chairman treasurer attorney
+    counsel title name signature date by chief executive vice general senior managing principal member
+    trustee north south east west northern southern eastern western central new united national
+    international federal english french german chinese japanese spanish internet web website email
+    e-mail god christmas day commissioner secretary minister ministry registrar court tribunal alabama
+    alaska arizona arkansas california colorado connecticut delaware florida georgia hawaii idaho
+    illinois indiana iowa kansas kentucky louisiana maine maryland massachusetts michigan minnesota
+    mississippi missouri montana nebraska nevada hampshire jersey mexico york carolina dakota ohio
+    oklahoma oregon pennsylvania rhode tennessee texas utah vermont virginia washington wisconsin
     wyoming columbia canada england wales scotland ireland china japan germany france india australia
     singapore hong kong
     """
@@ -417,6 +419,9 @@ def _phrases(outline: Outline, terms: list[DefinedTerm], soft: set[str]) -> list
     close_done: set[str] = set()
     for match in _PHRASE.finditer(text.text):
         phrase = re.sub(r"['’]s?$", "", _key(match.group()))  # the possessive: 'Licensee's'
+        owner, _, rest = phrase.partition(" ")
+        if rest and owner.endswith(("'s", "’s")) and owner[:-2].lower() in known | names:
+            phrase = rest  # "Discloser's Confidential Information": the phrase after a party's possessive
         if not phrase:
             continue
         words = phrase.split()
@@ -491,8 +496,8 @@ def _proper_names(outline: Outline) -> set[str]:
     """Words of the names the document introduces before its first clause (parties, places, the
     title), lower case: a phrase made of them is a name, not a term."""
     text = outline.text
-    first = min((c.start for c in outline.clauses if c.part == 0), default=min(len(text.text), 3000))
-    opening = text.text[: max(first, 400)]
+    first = min((c.start for c in outline.clauses if c.part == 0), default=OPENING_CHARS)
+    opening = text.text[:first]
     names: set[str] = set()
     for match in _PHRASE.finditer(opening):
         for word in match.group().split():
