@@ -176,6 +176,7 @@ class CheckView(QDialog):
         self.run_requested.connect(self.worker.run)
         self.worker_thread = start_worker_thread(self.worker, "folio-checks")
         self.finished.connect(self._closed)
+        self.destroyed.connect(self.worker_thread.quit)  # destroyed without closing (its window went): still ends
         self._busy = False
 
     # -- running ---------------------------------------------------------------------------------

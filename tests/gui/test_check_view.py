@@ -18,6 +18,12 @@ from ui.transcript import UNTRUSTED
 pytestmark = pytest.mark.gui
 
 
+def _close(qtbot, view: CheckView) -> None:  # type: ignore[no-untyped-def]
+    """Closing the view ends its worker thread (before the window goes, with the test)."""
+    view.close()
+    qtbot.waitUntil(lambda: not view.worker_thread.isRunning(), timeout=10000)
+
+
 def _open(qtbot, window, tmp_path: Path) -> tuple[CheckView, int]:  # type: ignore[no-untyped-def]
     doc = window.ctx.library.add(broken_refs_pdf(tmp_path / "services.pdf")).document
     view = window.work_menu.check([doc.id])
@@ -34,10 +40,11 @@ def test_the_view_lists_terms_references_and_key_dates(qtbot, window, tmp_path: 
     assert {"Effective Date", "Provider", "Client", "Services", "Deliverables", "Service Levels"} <= terms
     assert view.dates.item(0, 0).text() == "2025-11-16"
     assert view.dates.item(1, 2).text() == "effective 15 January 2023 + 3 years"
-    assert "Checked 1 of 1 document: 4 problems to look at." == view.status.text()
+    assert view.status.text() == "Checked 1 of 1 document: 4 problems to look at."
     view.problems_only.setChecked(True)
     assert view.references.toPlainText().count("✗") == 4
     assert view.terms.rowCount() == 0  # no term problems in this contract
+    _close(qtbot, view)
 
 
 def test_a_reference_opens_its_clause_and_a_broken_one_is_marked(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -57,6 +64,7 @@ def test_a_reference_opens_its_clause_and_a_broken_one_is_marked(qtbot, window, 
     with qtbot.waitSignal(view.page_requested) as opened:  # a broken one opens where it is written
         view.references.anchorClicked.emit(QUrl(f"{LINK}broken/{broken}"))
     assert opened.args[:2] == [doc, 1]
+    _close(qtbot, view)
 
 
 def test_key_dates_export_and_check_again(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -73,6 +81,7 @@ def test_key_dates_export_and_check_again(qtbot, window, tmp_path: Path) -> None
     view.start(refresh=True)
     qtbot.waitUntil(lambda: view.current.run_id != first and view.again.isEnabled(), timeout=30000)  # type: ignore[union-attr]
     assert [e.action for e in window.ctx.audit.entries()].count("check") == 2
+    _close(qtbot, view)
 
 
 def test_nothing_selected_says_so(window) -> None:  # type: ignore[no-untyped-def]

@@ -32,8 +32,9 @@ def _count(ctx: AppContext, table: str) -> int:
     return int(ctx.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
 
 
-def test_a_check_is_stored_audited_and_reused_until_the_rules_change(ctx: AppContext, tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_a_check_is_stored_audited_and_reused_until_the_rules_change(
+    ctx: AppContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     doc = ctx.library.add(broken_refs_pdf(tmp_path / "services.pdf")).document
     checker = Checker(ctx)
     first = checker.check(doc.id)
@@ -81,13 +82,19 @@ def _table_run(ctx: AppContext, doc_id: int, cells: dict[str, str]) -> int:
     return run
 
 
-def test_key_dates_come_from_the_table_a_review_first_and_a_review_makes_them_again(ctx: AppContext,
-                                                                                     tmp_path: Path) -> None:  # fmt: skip
+def test_key_dates_come_from_the_table_a_review_first_and_a_review_makes_them_again(
+    ctx: AppContext, tmp_path: Path
+) -> None:
     doc = ctx.library.add(make_text_pdf(tmp_path / "lease.pdf", ["This Lease is made on 1 May 2010."])).document
     checker = Checker(ctx)
     assert checker.check(doc.id).key_dates() == []  # the document alone says no term
-    run = _table_run(ctx, doc.id, {"effective_date": "May 1, 2010", "expiration_date": "April 30, 2015",
-                                   "renewal_term": "successive 1 year", "notice_period_to_terminate_renewal": "6 months"})  # fmt: skip
+    values = {
+        "effective_date": "May 1, 2010",
+        "expiration_date": "April 30, 2015",
+        "renewal_term": "successive 1 year",
+        "notice_period_to_terminate_renewal": "6 months",
+    }
+    run = _table_run(ctx, doc.id, values)
     report = checker.check(doc.id)
     assert report.inputs_from == f"extraction run {run}"
     dates = {(f.kind, f.value) for f in report.key_dates()}
@@ -124,7 +131,7 @@ def test_the_calendar_imports_with_the_right_dates_and_alarms(ctx: AppContext, t
     Exporter(ctx).checks([a.id], tmp_path / "dates.csv", what="key dates")
     rows = list(csv.DictReader(io.StringIO((tmp_path / "dates.csv").read_text(encoding="utf-8-sig"))))
     assert rows[0]["date"] == "2025-11-16" and rows[0]["how computed"].endswith("− 60 days notice")
-    with pytest.raises(FolioError, match="use one of .ics, .csv"):
+    with pytest.raises(FolioError, match=r"use one of \.ics, \.csv"):
         Exporter(ctx).checks([a.id], tmp_path / "dates.pdf", what="key dates")
 
 
