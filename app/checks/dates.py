@@ -214,6 +214,13 @@ _NOTICE_AFTER = re.compile(
     r"in\s+advance\s+of|preceding)\b"
 )
 _NOTICE_WORD = re.compile(r"(?i)\bnotice|notif")
+_OTHER_TERM = re.compile(r"\b([A-Z][a-z]+)\s+Term\b")  # 'the Services Term', 'each License Term'
+# An order, a statement of work or an attachment that renews on its own terms, not the agreement.
+_OTHER_PAPER = re.compile(
+    r"(?i)\b(?:attachment|purchase\s+order|order\s+form|statement\s+of\s+work|SOW|license\s+term)s?\b"
+)
+_OWN_TERMS = frozenset({"The", "This", "Such", "Initial", "Renewal", "Extended", "Additional", "Original", "Agreement",
+                        "Contract", "Current", "Any", "Each", "Subsequent"})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -353,6 +360,10 @@ def renewal_and_notice(text: CheckText, outline: Outline) -> tuple[list[_Found],
         automatic = automatic or bool(_AUTO.search(sentence))
         mutual = mutual or bool(_MUTUAL.search(sentence))
         renew = _RENEW_SENTENCE.search(sentence)
+        subject = sentence[: renew.start()] if renew else sentence
+        other = _OTHER_TERM.search(subject)
+        if (other and other.group(1) not in _OWN_TERMS) or _OTHER_PAPER.search(subject):
+            continue  # 'The Services Term ... shall be automatically renewed': another period renews, not the agreement
         for fact, duration in durations(sentence):
             if renew is not None and fact.end <= renew.start() and not _NOTICE_WORD.search(sentence[: fact.start]):
                 continue  # the initial term, stated before the renewal in the same sentence

@@ -198,21 +198,26 @@ def _lettered(outline: Outline, spot: _Spot, key: str) -> Reference:
 
 
 def _attachment(outline: Outline, spot: _Spot, key: str) -> Reference:
-    target = outline.attachment(key) or _titled_somewhere(outline, key)
-    if target is None:
-        kind = key.split(" ", 1)[0]
-        return spot.ref(
-            key, NOT_ATTACHED, f"no {kind} of that name is in this document (it may have been filed or kept apart)"
-        )
-    return spot.ref(key, RESOLVED, f"{target.printed} on {target.place.cited()}", target)
+    target = outline.attachment(key) or _titled_somewhere(outline, key, titles_only=True)
+    if target is not None:
+        return spot.ref(key, RESOLVED, f"{target.printed} on {target.place.cited()}", target)
+    mention = _titled_somewhere(outline, key, titles_only=False)
+    if mention is not None:  # named where a title could stand, yet not as one: neither found nor missing
+        note = f"named at a line's start on {mention.place.cited()}, but not as a title: it may be filed apart"
+        return spot.ref(key, UNCHECKED, note)
+    kind = key.split(" ", 1)[0]
+    note = f"no {kind} of that name is in this document (it may have been filed or kept apart)"
+    return spot.ref(key, NOT_ATTACHED, note)
 
 
-def _titled_somewhere(outline: Outline, key: str) -> Target | None:
-    """'EXHIBIT A' in capitals, or opening a line or a table cell, anywhere: an attachment's title
-    that is not laid out as a heading (a title page in a table, a title run into other text)."""
+def _titled_somewhere(outline: Outline, key: str, *, titles_only: bool) -> Target | None:
+    """An attachment's title not laid out as a heading: 'EXHIBIT A' in capitals or opening a table cell
+    (a title page in a table, a title run into other text); unless `titles_only`, also any line that
+    opens with the name, which keeps a wrapped reference from being taken for a missing attachment."""
     word, ident = key.split(" ", 1)
     text = outline.text.text
-    pattern = re.compile(rf"(?:(?:^|\||\n)\s*(?i:{word})|{word.upper()})S?\s+[\"']?{re.escape(ident)}(?![\w])")
+    lines = "" if titles_only else rf"(?:^|\n)\s*(?i:{word})|"
+    pattern = re.compile(rf"(?:{lines}\|\s*(?i:{word})|{word.upper()})S?\s+[\"']?{re.escape(ident)}(?![\w])")
     match = pattern.search(text)
     if match is None:
         return None
