@@ -476,7 +476,7 @@ def compute(inputs: list[KeyInput], *, automatic: bool = True, named_start: bool
                     f"End of renewal term {k}",
                 )
             )
-    elif renewal.note:
+    elif renewal.note not in ("", NOT_STATED):
         result.notes.append(f"Renewal term: {renewal.note}.")
     if notice.known and renewal.known and automatic:
         for k, period_end in enumerate(periods):
