@@ -237,8 +237,7 @@ class CheckView(QDialog):
             return
         only = self.problems_only.isChecked()
         self._fill_terms([f for f in report.section(TERMS) if f.problem or (not only and f.kind == TERM)])
-        self.references.setHtml(self._references_html(report, only))
-        self._mark_broken_links()
+        self._fill_references(report, only)
         self._fill_dates(report)
         counts = report.to_dict()["counts"]
         self.tabs.setTabText(0, f"Defined terms ({counts.get('terms', 0)})")
@@ -259,8 +258,14 @@ class CheckView(QDialog):
                 self.terms.setItem(row, col, item)
         self.terms.resizeColumnsToContents()
 
-    def _references_html(self, report: CheckReport, only: bool) -> str:
-        rows = []
+    def _fill_references(self, report: CheckReport, only: bool) -> None:
+        """One line per reference, written with character formats (document text is never markup): the
+        reference as a link, where it stands, its mark and what it points to. A broken one's link looks
+        like a bad citation in the transcript: red, with a wavy underline."""
+        self.references.clear()
+        cursor = QTextCursor(self.references.document())
+        plain = QTextCharFormat()
+        shown = 0
         for k, f in enumerate(report.section(REFERENCES)):
             if only and not f.problem:
                 continue
@@ -270,40 +275,27 @@ class CheckView(QDialog):
                 mark, verdict, href = "✓", SUPPORTED, f"{LINK}ref/{k}"
             else:
                 mark, verdict, href = "○ not checked", EXEMPT, f"{LINK}ref/{k}"
-            colour = self._colour(verdict).name()
-            rows.append(
-                f'<p><a href="{href}">{html.escape(f.text)}</a> '
-                f"<span>({html.escape(f.cited)})</span> "
-                f'<span style="color:{colour}">{html.escape(mark)}</span> '
-                f"{html.escape(f.note)}</p>"
-            )
-        if not rows:
-            rows.append("<p>No problems with cross-references.</p>" if only else "<p>No cross-references.</p>")
-        return "\n".join(rows)
-
-    def _mark_broken_links(self) -> None:
-        """A broken reference's link looks like a bad citation in the transcript: red, wavy underline."""
-        doc = self.references.document()
-        block = doc.begin()
-        changes: list[tuple[int, int, QTextCharFormat]] = []
-        while block.isValid():
-            it = block.begin()
-            while not it.atEnd():
-                fragment = it.fragment()
-                fmt = fragment.charFormat()
-                if fmt.isAnchor() and fmt.anchorHref().startswith(f"{LINK}broken/"):
-                    new = QTextCharFormat(fmt)
-                    new.setForeground(UNTRUSTED)
-                    new.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
-                    new.setUnderlineColor(UNTRUSTED)
-                    changes.append((fragment.position(), fragment.length(), new))
-                it += 1
-            block = block.next()
-        cursor = QTextCursor(doc)
-        for position, length, fmt in changes:
-            cursor.setPosition(position)
-            cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
-            cursor.setCharFormat(fmt)
+            link = QTextCharFormat()
+            link.setAnchor(True)
+            link.setAnchorHref(href)
+            link.setToolTip(plain_tooltip(f.quote))
+            if f.problem:
+                link.setForeground(UNTRUSTED)
+                link.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+                link.setUnderlineColor(UNTRUSTED)
+            else:
+                link.setFontUnderline(True)
+            coloured = QTextCharFormat()
+            coloured.setForeground(self._colour(verdict))
+            if shown:
+                cursor.insertBlock()
+            cursor.insertText(f.text, link)
+            cursor.insertText(f" ({f.cited}) ", plain)
+            cursor.insertText(mark, coloured)
+            cursor.insertText(f" {f.note}", plain)
+            shown += 1
+        if not shown:
+            cursor.insertText("No problems with cross-references." if only else "No cross-references.", plain)
 
     def _fill_dates(self, report: CheckReport) -> None:
         dates = report.key_dates()
