@@ -386,8 +386,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     if not (REPO.parent / "shared" / "corpus").is_dir():
-        print("../shared/corpus is absent: nothing to measure", file=sys.stderr)
-        return 1
+        print("bench_checks: skipped, ../shared/corpus (the real contracts) is absent", file=sys.stderr)
+        return 0  # `make bench` goes on with the other benchmarks
     if args.sample:
         write_sample(finding_rows(run_set("tune", 1)))
         print(f"wrote {LABELS}: label each row right or wrong (column 'label') and say why")
