@@ -1,4 +1,5 @@
-"""Work product out of Folio: extraction tables (CSV, XLSX, JSON) and conversations (Markdown, PDF).
+"""Work product out of Folio: extraction tables (CSV, XLSX, JSON), conversations (Markdown, PDF), redlines
+(Markdown, PDF, .docx) and checks (findings as JSON or CSV, key dates as an .ics calendar or CSV).
 
 Every export names the documents with their sha256 and the model with its sha256, so a reader can
 tell exactly what was read by what. Files are written atomically and never replace an existing
@@ -16,7 +17,9 @@ import json
 import os
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +30,7 @@ from app.store.audit import audited_settings
 from common.files import atomic_write_bytes, synced_temp
 
 if TYPE_CHECKING:
+    from app.checks.report import CheckReport, Finding
     from app.compare.redline import Redline
     from app.compare.summary import Summary
     from app.context import AppContext
@@ -206,8 +210,7 @@ def table_csv(table: ExtractionTable) -> bytes:
         for f in table.fields:
             row += _cell_columns(table.cell(d.id, f.key), table.review(d.id, f.key))
         writer.writerow([csv_text(value) for value in row])
-    # UTF-8 with a byte order mark: Excel otherwise reads it as the local code page.
-    return ("\ufeff" + out.getvalue()).encode("utf-8")
+    return _csv_bytes(out)
 
 
 def _text_cell(ws: Any, row: int, column: int, value: Any) -> Any:
@@ -575,6 +578,102 @@ def _xml_text(text: str) -> str:
     return _NOT_IN_XML.sub("", text)
 
 
+# -- checks (app/checks) -------------------------------------------------------------------------
+# The key dates of several documents as a calendar (.ics, RFC 5545, written by the icalendar package)
+# and as CSV; the findings of their checks as JSON and CSV. Each key date is one all-day event named for
+# what falls due and the document; its description says the document, the page the date rests on and
+# how it was computed. A notice deadline carries an alarm some days before it (a reminder in time to
+# act, not on the day). UIDs are stable for the same document, kind and date, so a calendar imported
+# again updates its events rather than doubling them.
+DEFAULT_ALARM_DAYS = 14
+PRODUCT_ID = f"-//Folio//Folio {__version__}//EN"
+KEY_DATE_FORMATS = ("ics", "csv")
+CHECK_FORMATS = ("json", "csv")
+KEY_DATE_COLUMNS = ["document", "sha256", "date", "what", "how computed", "where", "page", "source"]
+FINDING_COLUMNS = ["document", "sha256", "section", "kind", "status", "problem", "text", "note", "where", "page",
+                   "value", "how", "points to", "quote"]  # fmt: skip
+
+
+def _key_date_rows(reports: Sequence[CheckReport]) -> list[tuple[CheckReport, Finding]]:
+    rows = [(r, f) for r in reports for f in r.key_dates()]
+    return sorted(rows, key=lambda rf: (rf[1].value, rf[0].title))
+
+
+def key_dates_ics(reports: Sequence[CheckReport], *, alarm_days: int = DEFAULT_ALARM_DAYS,
+                  stamp: datetime | None = None) -> bytes:  # fmt: skip
+    from icalendar import Alarm, Calendar, Event
+
+    from app.checks.dates import EXPIRY, NOTICE, RENEWAL
+
+    summary = {EXPIRY: "Expires", RENEWAL: "Renews", NOTICE: "Notice deadline"}
+    calendar = Calendar()
+    calendar.add("prodid", PRODUCT_ID)
+    calendar.add("version", "2.0")
+    calendar.add("calscale", "GREGORIAN")
+    calendar.add("x-wr-calname", "Key dates (Folio)")
+    stamp = stamp or datetime.now(UTC).replace(microsecond=0)
+    for report, finding in _key_date_rows(reports):
+        day = date.fromisoformat(finding.value)
+        event = Event()
+        event.add("uid", f"{report.sha256[:24]}-{finding.kind.replace(' ', '-')}-{day.isoformat()}@folio")
+        event.add("dtstamp", stamp)
+        event.add("dtstart", day)
+        event.add("dtend", day + timedelta(days=1))
+        event.add("summary", f"{summary.get(finding.kind, finding.kind)}: {report.title}")
+        event.add("description", _description(report, finding))
+        event.add("categories", ["Folio key date"])
+        event.add("transp", "TRANSPARENT")
+        if finding.kind == NOTICE:
+            alarm = Alarm()
+            alarm.add("action", "DISPLAY")
+            alarm.add("description", f"In {alarm_days} days: {finding.text} ({report.title})")
+            alarm.add("trigger", timedelta(days=-alarm_days))
+            event.add_component(alarm)
+        calendar.add_component(event)
+    return calendar.to_ical()
+
+
+def _description(report: CheckReport, finding: Finding) -> str:
+    lines = [finding.text + ".", f"Document: {report.title} (sha256 {report.sha256[:16]}…)"]
+    if finding.cited:
+        lines.append(f"Where: {finding.cited}")
+    lines.append(f"How: {finding.how}")
+    lines.append("Computed by Folio from the contract's own terms; check it against the document before relying on it.")
+    return "\n".join(lines)
+
+
+def key_dates_csv(reports: Sequence[CheckReport]) -> bytes:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(KEY_DATE_COLUMNS)
+    for report, f in _key_date_rows(reports):
+        row = [report.title, report.sha256, f.value, f.text, f.how, f.cited, f.page or "", report.inputs_from]
+        writer.writerow([csv_text(str(v)) for v in row])
+    return _csv_bytes(out)
+
+
+def checks_json(reports: Sequence[CheckReport]) -> bytes:
+    data = {"exported_by": f"Folio {__version__}", "documents": [r.to_dict() for r in reports]}
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def checks_csv(reports: Sequence[CheckReport]) -> bytes:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(FINDING_COLUMNS)
+    for r in reports:
+        for f in r.findings:
+            row = [r.title, r.sha256, f.section, f.kind, f.shown_status, "yes" if f.problem else "", f.text, f.note,
+                   f.cited, f.page or "", f.value, f.how, f.target_cited, f.quote]  # fmt: skip
+            writer.writerow([csv_text(str(v)) for v in row])
+    return _csv_bytes(out)
+
+
+def _csv_bytes(out: io.StringIO) -> bytes:
+    # UTF-8 with a byte order mark: Excel otherwise reads it as the local code page.
+    return ("\ufeff" + out.getvalue()).encode("utf-8")
+
+
 # -- the service ---------------------------------------------------------------------------------
 class Exporter:
     def __init__(self, ctx: AppContext) -> None:
@@ -679,6 +778,39 @@ class Exporter:
             overwrite,
             {"what": "audit log", "entries": len(self.ctx.audit.entries()), "documents": [], "model_sha256": None},
         )
+
+    def checks(
+        self,
+        document_ids: list[int],
+        path: Path,
+        *,
+        fmt: str | None = None,
+        overwrite: bool = False,
+        what: str = "checks",
+        alarm_days: int = DEFAULT_ALARM_DAYS,
+    ) -> ExportResult:
+        """The checks of these documents (`what` 'checks': every finding, JSON or CSV) or their key dates
+        ('key dates': a calendar .ics or CSV). Stored results are used when they still hold."""
+        from app.checks.service import Checker
+
+        allowed = KEY_DATE_FORMATS if what == "key dates" else CHECK_FORMATS
+        chosen = format_of(path, allowed, fmt)
+        if not document_ids:
+            raise FolioError("no document selected")
+        checker = Checker(self.ctx)
+        reports = [checker.check(d) for d in dict.fromkeys(document_ids)]
+        if what == "key dates":
+            data = key_dates_ics(reports, alarm_days=alarm_days) if chosen == "ics" else key_dates_csv(reports)
+        else:
+            data = checks_json(reports) if chosen == "json" else checks_csv(reports)
+        details: dict[str, Any] = {
+            "what": what,
+            "check_runs": [r.run_id for r in reports],
+            "documents": [r.sha256 for r in reports],
+        }
+        if what == "key dates":
+            details["key_dates"] = sum(len(r.key_dates()) for r in reports)
+        return self._finish(path, chosen, data, overwrite, {**details, "model_sha256": None})
 
     def default_name(self, *, run_id: int | None = None, conversation_id: int | None = None, fmt: str) -> str:
         if conversation_id is not None:

@@ -100,7 +100,7 @@ ROOMS: dict[str, tuple[str, dict[str, str]]] = {
 LAYERS = [
     "app.cli",
     "app.export",
-    "app.reading",
+    "app.reading | app.checks",
     "app.chat | app.extraction | app.compare",
     "app.engine | app.processes | app.purge",
     "app.citations",

@@ -405,6 +405,7 @@ class MainWindow(QMainWindow):
     def _connect_menus(self) -> None:
         self.work_menu.extraction_requested.connect(self.run_extraction)
         self.work_menu.compare_requested.connect(self.compare_selected)
+        self.work_menu.check_requested.connect(self.check_selected)
         self.work_menu.page_requested.connect(self.open_page)
         self.work_menu.message_requested.connect(self.open_message)
         self.work_menu.evidence_requested.connect(self.open_evidence)
@@ -737,6 +738,10 @@ class MainWindow(QMainWindow):
         dialog.show()
         self._start_job(Job.EXTRACT)
         self.extract_job.emit(ExtractJob(template_key, ids))
+
+    def check_selected(self) -> None:
+        """Work > Check contract on the selected documents (no model: the engine is not involved)."""
+        self.work_menu.check(self.library.selected_ids())
 
     # -- comparing two versions ----------------------------------------------------------------
     def compare_selected(self, document_ids: list[int] | None = None) -> None:

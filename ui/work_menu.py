@@ -1,4 +1,5 @@
-"""The Work menu: search, extraction tables and templates, comparing two versions, exports and the audit log.
+"""The Work menu: search, extraction tables and templates, comparing two versions, checking contracts,
+exports and the audit log.
 
 It only uses the Qt-free services in app/ (Search, ExtractionService tables, TemplateStore,
 Exporter, AuditLog). What belongs to the window (starting a run on its engine, opening a page, a
@@ -25,6 +26,7 @@ from app.extraction.review import review_cell
 from app.extraction.runner import load_evidence, load_run_info, load_table
 from app.extraction.templates import TemplateStore
 from app.store.search import Search
+from ui.check_view import CheckView
 from ui.extraction_table import ExtractionTableView
 from ui.search_panel import SearchPanel
 from ui.sizing import on_screen
@@ -43,6 +45,7 @@ def _dialog(parent: QWidget, title: str, widget: QWidget) -> QDialog:
 class WorkMenu(QObject):
     extraction_requested = Signal()  # run a template on the selected documents
     compare_requested = Signal()  # compare the two selected documents
+    check_requested = Signal()  # the window answers with check(the selected documents)
     page_requested = Signal(int, int, object)  # document id, page, words to mark (tuple[str, ...])
     message_requested = Signal(int, int)  # conversation id, message id
     evidence_requested = Signal(object)  # app.extraction.runner.Evidence
@@ -59,6 +62,7 @@ class WorkMenu(QObject):
             ("run_extraction", "&Run extraction on selected documents…", "", self.extraction_requested),
             ("table", "Extraction ta&ble…", "", self.show_table),
             ("compare", "&Compare the two selected documents…", "Ctrl+Shift+D", self.compare_requested),
+            ("check", "Chec&k contract (terms, references, key dates)…", "Ctrl+Shift+K", self.check_requested),
             ("templates", "&Templates…", "", self.edit_template),
             ("export_conversation", "Export co&nversation…", "", self.conversation_export_requested),
             ("verify_audit", "&Verify audit log", "", self.verify_audit),
@@ -147,6 +151,18 @@ class WorkMenu(QObject):
         check = VERDICT_TEXT.get(evidence.verdict, "not found in the document")
         self.evidence_requested.emit(evidence)
         self._say(f'{evidence.title}, {where}: "{evidence.quote}" ({check})')
+
+    def check(self, document_ids: list[int]) -> CheckView | None:
+        """Defined terms, cross-references and key dates of these documents (no model, on a thread of
+        its own); a reference clicked there opens its clause in the viewer."""
+        if not document_ids:
+            self._say("Select the documents to check")
+            return None
+        view = CheckView(self.ctx, document_ids, self.window)
+        view.page_requested.connect(self.page_requested)
+        self._show(view)
+        view.start()
+        return view
 
     def edit_template(self, key: str | None = None) -> TemplateEditor | None:
         store = TemplateStore.for_config(self.ctx.paths.config_dir)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app import __version__
+from app.cli.checks import add_commands as add_check_commands
 from app.cli.compare import add_commands as add_compare_commands
 from app.cli.passwords import ASK, PASSWORD_ENV
 from app.cli.reading import add_commands as add_reading_commands
@@ -154,6 +155,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("gui", help="open the desktop window", description="Open the Folio window.")
     _HANDLERS.update(add_work_commands(sub))
     _HANDLERS.update(add_compare_commands(sub))
+    _HANDLERS.update(add_check_commands(sub))
     _HANDLERS.update(add_reading_commands(sub))
     return p
 

@@ -355,6 +355,39 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
     (
+        # Checks that need no model (app/checks): one run per document and rules (and extraction values
+        # the key dates used), kept like extraction results; its findings one row each.
+        "m033_checks",
+        """
+        CREATE TABLE check_runs (
+            id INTEGER PRIMARY KEY,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            fingerprint TEXT NOT NULL,
+            rules TEXT NOT NULL,
+            inputs_from TEXT NOT NULL DEFAULT 'document',
+            problems INTEGER NOT NULL DEFAULT 0,
+            elapsed_ms REAL NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX check_runs_document ON check_runs(document_id, fingerprint, id);
+        CREATE TABLE check_findings (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES check_runs(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            section TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL,
+            problem INTEGER NOT NULL DEFAULT 0,
+            text TEXT NOT NULL,
+            note TEXT NOT NULL DEFAULT '',
+            page INTEGER,
+            label TEXT,
+            detail TEXT NOT NULL DEFAULT '{}',
+            UNIQUE (run_id, seq)
+        );
+        """,
+    ),
+    (
         # A model's number is its models.id, given when it is registered. The starter demo model is
         # registered only when first used, so its number is reserved here, once per library: 1 in a
         # new library, its id where it is registered already, else the next free number. Listing

@@ -22,6 +22,7 @@ PAGES = [
     "docs/faults.md",
     "docs/accessibility.md",
     "docs/command-line.md",
+    "docs/checks.md",
 ]
 DOCS = ["README.md", "docs/ARCHITECTURE.md", *PAGES]
 TOP = ("app/", "ui/", "ingest/", "inference/", "assets/", "tests/", "tools/", "benchmarks/", "docs/", "packaging/")
