@@ -45,6 +45,7 @@ def _exports(ctx: AppContext, ids: dict[str, int], folder: Path) -> dict[str, Ca
         "conversation": lambda: exporter.conversation(ids["conversation"], folder / "conversation.md"),
         "redline": lambda: exporter.redline(_redline(ctx, ids), folder / "redline.docx"),  # type: ignore[arg-type]
         "audit_log": lambda: exporter.audit_log(folder / "audit.csv"),
+        "checks": lambda: exporter.checks([ids["old"]], folder / "dates.ics", what="key dates"),
     }
 
 
