@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from app import __version__
 from app.cli.compare import add_commands as add_compare_commands
 from app.cli.reading import add_commands as add_reading_commands
+from app.cli.redact import add_commands as add_redact_commands
 from app.cli.work import add_commands as add_work_commands
 from app.errors import USER_ERRORS, one_line
 
@@ -137,6 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     _HANDLERS.update(add_work_commands(sub))
     _HANDLERS.update(add_compare_commands(sub))
     _HANDLERS.update(add_reading_commands(sub))
+    _HANDLERS.update(add_redact_commands(sub))
     return p
 
 
