@@ -85,6 +85,7 @@ class Candidate:
     via: str  # 'text' (the text layer), 'ocr' (words read in a picture) or AREA
     ink: tuple[Rect, ...]  # what removes text: each character's ink box, or the marked area
     boxes: tuple[Rect, ...]  # what is blacked out, and pictures and drawings under it removed
+    span: tuple[int, int] = (-1, -1)  # where its words are in the page's text (a marked area: none)
 
     @property
     def label(self) -> str:
@@ -169,6 +170,7 @@ def _candidate(page: PageText, start: int, end: int, kind: str, source: str) -> 
         via=via,
         ink=tuple(ink),
         boxes=tuple(boxes),
+        span=(start, end),
     )
 
 
@@ -191,6 +193,7 @@ def marked(page: PageText, rect: Rect, n: int) -> Candidate:
         via="area",
         ink=(rect,),
         boxes=(rect,),
+        span=(-2 - n, -2 - n),  # a place of its own: no other candidate stands for it
     )
 
 

@@ -83,7 +83,8 @@ def normal(text: str) -> str:
 
 
 def read_page(page: Any, ocr: OcrEngine | None, *, number: int) -> PageText:
-    """The text layer of a MuPDF page, then OCR of its pictures (when an engine is given)."""
+    """The text layer of a MuPDF page, then OCR of its pictures (when an engine is given; the pictures'
+    areas are noted either way, so a proof without OCR can say what it did not read)."""
     import pymupdf
 
     out = PageText(number, "", [], [], [], rotation=page.rotation)
@@ -97,10 +98,9 @@ def read_page(page: Any, ocr: OcrEngine | None, *, number: int) -> PageText:
             out.add("\n", None, None, TEXT)
         for (char, box), (_c, tall_box) in zip(line, tall_line, strict=True):
             out.add(char, box, tall_box, TEXT)
+    out.pictures = picture_areas(page, text_chars=sum(1 for c in out.text if not c.isspace()))
     if ocr is not None:
-        pictures = picture_areas(page, text_chars=sum(1 for c in out.text if not c.isspace()))
-        out.pictures = pictures
-        for area in pictures:
+        for area in out.pictures:
             _read_picture(page, area, ocr, out)
     return out
 

@@ -73,4 +73,5 @@ def _candidate(item: dict[str, Any]) -> Candidate:
         via=str(item.get("via", "text")),
         ink=rects("ink"),
         boxes=rects("boxes"),
+        span=(int(item.get("span", (-1, -1))[0]), int(item.get("span", (-1, -1))[1])),
     )

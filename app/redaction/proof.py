@@ -111,7 +111,7 @@ def flatten(text: str) -> tuple[str, list[int]]:
 def proof_pattern(words: str) -> re.Pattern[str] | None:
     """The redacted words as any reader may give them back: any case, anything but letters and digits
     between them (spaces, a line break, no space at all), whole words."""
-    tokens = re.findall(r"[^\W_]+", normal(words))
+    tokens = re.findall(r"[^\W_]+", normal(words).lower())
     if not tokens:
         return None
     body = r"[\W_]*".join(re.escape(t) for t in tokens)
@@ -137,25 +137,24 @@ def sought(accepted: Iterable[Candidate]) -> list[Sought]:
 def allowed_counts(
     pages: Sequence[PageText], accepted: Sequence[Candidate], strings: list[Sought]
 ) -> dict[tuple[int, int], int]:
-    """(page, string index) -> how often the string occurs on the page outside every redacted area
-    (in the working copy), plus in the labels drawn on that page."""
-    areas: dict[int, list[Rect]] = {}
+    """(page, string index) -> how often a reader may still find the string on the page: as often as the
+    working copy prints it there, less the occurrences accepted for removal (each place once, however
+    many kinds claimed it), plus the labels drawn on that page that spell it."""
+    index = {s.pattern.pattern: k for k, s in enumerate(strings)}
+    removed: dict[tuple[int, int], set[tuple[int, int]]] = {}
     labels: dict[int, list[str]] = {}
     for c in accepted:
-        areas.setdefault(c.page, []).extend(c.ink + c.boxes)
+        pattern = proof_pattern(c.text)
+        if pattern is not None:
+            removed.setdefault((c.page, index[pattern.pattern]), set()).add(c.span)
         labels.setdefault(c.page, []).extend([c.label] * len(c.boxes))
     allowed: dict[tuple[int, int], int] = {}
     for page in pages:
-        flat, where = flatten(page.text)
-        here = areas.get(page.number, [])
+        flat, _where = flatten(page.text)
         label_text = " | ".join(labels.get(page.number, []))
         for k, s in enumerate(strings):
-            n = 0
-            for m in s.pattern.finditer(flat):
-                boxes = [page.boxes[where[i]] for i in range(m.start(), m.end())]
-                if not any(b is not None and any(overlaps(b, a) for a in here) for b in boxes):
-                    n += 1
-            n += len(s.pattern.findall(label_text))
+            left = len(s.pattern.findall(flat)) - len(removed.get((page.number, k), ()))
+            n = max(0, left) + len(s.pattern.findall(label_text))
             if n:
                 allowed[(page.number, k)] = n
     return allowed
