@@ -1,4 +1,5 @@
-"""Work product out of Folio: extraction tables (CSV, XLSX, JSON) and conversations (Markdown, PDF).
+"""Work product out of Folio: extraction tables (CSV, XLSX, JSON), conversations (Markdown, PDF),
+redlines, and (through `Exporter.checked`) redacted copies that must pass a check before they are kept.
 
 Every export names the documents with their sha256 and the model with its sha256, so a reader can
 tell exactly what was read by what. Files are written atomically and never replace an existing

@@ -152,7 +152,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         redact_action = QAction("Export &redacted copy…", self)
         redact_action.setToolTip("A new PDF of the document with names, numbers and passages removed for real")
-        redact_action.triggered.connect(self.redact_current)
+        redact_action.triggered.connect(lambda: self.redact_current())
         file_menu.addAction(redact_action)
         self.redact_action = redact_action
         file_menu.addSeparator()
@@ -711,6 +711,9 @@ class MainWindow(QMainWindow):
         if not self._closed:
             self._closed = True
             self.read_ahead.stop()  # first: it stops between chunks, keeping what it read
+            if self.redaction is not None:
+                self.redaction.worker.cancel()
+                self.redaction.shutdown()
             self.chat_worker.cancel()
             self.ingest_worker.cancel()
             for worker, thread in ((self.chat_worker, self.chat_thread), (self.ingest_worker, self.ingest_thread)):

@@ -308,7 +308,12 @@ class RedactionDialog(QDialog):
         self._set_busy("exporting")
         self.status.setText("Writing the redacted copy…")
         job = ExportJob(
-            self.findings.source, self.findings.found, self.accepted_candidates(), path, self.label_box.isChecked(), overwrite
+            self.findings.source,
+            self.findings.found,
+            self.accepted_candidates(),
+            path,
+            self.label_box.isChecked(),
+            overwrite,
         )
         self._want_export.emit(job)
 
@@ -357,8 +362,14 @@ class RedactionDialog(QDialog):
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._busy and self._busy != "names":
             self.worker.cancel()  # nothing half-written: the copy is only kept once checked
-        self.thread_.quit()
+        self.shutdown()
         super().closeEvent(event)
+
+    def shutdown(self) -> None:
+        """End the worker's thread (its child process and connection closed there)."""
+        if self.thread_.isRunning():
+            self.thread_.quit()
+            self.thread_.wait(10000)
 
 
 def _found_by(c: Candidate) -> str:

@@ -67,7 +67,10 @@ class RedactionWorker(QObject):
 
     @contextmanager
     def _job(self) -> Iterator[None]:
+        process = self._redactor.process if self._redactor is not None else None
         try:
+            if process is not None and process.stopped:  # Cancel pressed while this job waited its turn
+                raise Cancelled()
             yield
         except Cancelled:
             self.cancelled.emit()
@@ -75,6 +78,9 @@ class RedactionWorker(QObject):
             self.failed.emit(one_line(exc))
         except Exception as exc:
             self.failed.emit(f"unexpected error: {type(exc).__name__}: {one_line(exc)}")
+        finally:
+            if self._redactor is not None:
+                self._redactor.process.resume()  # the dialog sends one job at a time: a stop was for this one
 
     @Slot(object)
     def find(self, job: FindJob) -> None:

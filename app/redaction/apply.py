@@ -53,6 +53,7 @@ class Inventory:
     revisions: int = 1
     invisible_chars: int = 0  # in render mode 3 or fully transparent
     hidden_layer_chars: int = 0  # in optional content switched off
+    offpage_chars: int = 0  # placed outside the page's visible area
     encrypted: bool = False
 
     def lines(self) -> list[str]:
@@ -78,6 +79,8 @@ class Inventory:
             out.append(f"{self.invisible_chars} characters of invisible text (such as a scan's OCR layer)")
         if self.hidden_layer_chars:
             out.append(f"{self.hidden_layer_chars} characters in hidden layers")
+        if self.offpage_chars:
+            out.append(f"{self.offpage_chars} characters placed outside the visible page")
         return out
 
 
@@ -115,11 +118,11 @@ def prepare(doc: Any) -> Inventory:
     _bake(doc)
     for page in doc:
         _remove_hidden_text(page, inventory)
+        _remove_offpage_text(page, inventory)
     return inventory
 
 
 def _count(doc: Any) -> Inventory:
-    import pymupdf
 
     inv = Inventory(encrypted=bool(doc.is_encrypted or doc.needs_pass))
     for page in doc:
@@ -194,7 +197,6 @@ def _bake(doc: Any) -> None:
 
 
 def _remove_hidden_text(page: Any, inventory: Inventory) -> None:
-    import pymupdf
 
     spans = page.get_texttrace()
     invisible = sum(len(s["chars"]) for s in spans if s["type"] == 3 or s.get("opacity", 1) == 0)
@@ -218,6 +220,38 @@ def _remove_hidden_text(page: Any, inventory: Inventory) -> None:
             graphics=_mupdf("PDF_REDACT_LINE_ART_NONE"),
             text=_mupdf("PDF_REDACT_TEXT_REMOVE"),
         )
+
+
+def _remove_offpage_text(page: Any, inventory: Inventory) -> None:
+    """Text placed outside the page's visible area (its crop box): no viewer shows it, every text
+    extractor but MuPDF's clipped one reads it. Removed by redacting everything around the page (a
+    character cut by the page's edge goes too; pictures are blanked only outside)."""
+    import pymupdf
+
+    visible = page.rect * page.derotation_matrix
+    visible.normalize()
+    outside = 0
+    for span in page.get_texttrace():
+        for char in span["chars"]:
+            x0, y0, x1, y1 = char[3]
+            if x1 <= visible.x0 or x0 >= visible.x1 or y1 <= visible.y0 or y0 >= visible.y1:
+                outside += 1
+    if not outside:
+        return
+    inventory.offpage_chars += outside
+    far = 1e5
+    for rect in (
+        pymupdf.Rect(-far, -far, far, visible.y0),
+        pymupdf.Rect(-far, visible.y1, far, far),
+        pymupdf.Rect(-far, visible.y0, visible.x0, visible.y1),
+        pymupdf.Rect(visible.x1, visible.y0, far, visible.y1),
+    ):
+        page.add_redact_annot(rect, fill=False, cross_out=False)
+    page.apply_redactions(
+        images=_mupdf("PDF_REDACT_IMAGE_PIXELS"),
+        graphics=_mupdf("PDF_REDACT_LINE_ART_REMOVE_IF_COVERED"),
+        text=_mupdf("PDF_REDACT_TEXT_REMOVE"),
+    )
 
 
 def _hidden_layer_boxes(page: Any) -> list[tuple[Any, int]]:
@@ -373,7 +407,6 @@ def scrub(doc: Any) -> None:
 
 def write(doc: Any) -> bytes:
     """The whole file anew: compressed, unreferenced objects (earlier revisions) dropped, no encryption."""
-    import pymupdf
 
     return bytes(
         doc.tobytes(

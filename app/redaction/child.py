@@ -163,15 +163,30 @@ class RedactionProcess(ChildProcess):
     def __init__(self) -> None:
         super().__init__()
         self._stopped = False
+        self._calling = False
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    def resume(self) -> None:
+        """Take new work again after stop()."""
+        self._stopped = False
 
     def _run(self, fn: Any, *args: Any, on_progress: Any = None) -> Any:
-        self._stopped = False
+        # _calling is set before _stopped is read, and stop() sets _stopped before it reads _calling:
+        # however the two threads interleave, a stop() either stops this call or kills its child.
+        self._calling = True
         try:
+            if self._stopped:
+                raise Cancelled()
             return self.call(fn, *args, on_progress=on_progress)
         except ChildDied as exc:
             if self._stopped or exc.closed:
                 raise Cancelled() from exc
             raise FolioError("the redaction process ended unexpectedly (the file may be damaged)") from exc
+        finally:
+            self._calling = False
 
     def find(self, source: Source, search: Search, ocr: OcrOptions | None, on_progress: Any = None) -> Found:
         return self._run(find_in_child, source, search, ocr, on_progress=on_progress)
@@ -193,5 +208,7 @@ class RedactionProcess(ChildProcess):
         return self._run(typeset_in_child, html)
 
     def stop(self) -> None:
+        """Cancel the call under way, or the next one if none is (until resume()); from any thread."""
         self._stopped = True
-        super().stop()
+        if self._calling:
+            super().stop()

@@ -27,7 +27,8 @@ from inference.engine_api import Sampling
 from inference.events import Finished, TokenText
 from inference.prompt import build_messages
 
-MAX_NAMES = 60  # of each kind in one answer
+MAX_NAMES = 30  # of each kind in one answer
+NAMES_TOKENS = 800  # the longest answer asked for (the user's answer-length cap applies when lower)
 MAX_NAME_CHARS = 80
 WINDOW_PAGES = (10, 2)  # pages read at a time when the whole document does not fit the context
 SCHEMA = {
@@ -68,6 +69,7 @@ def suggest_names(
     question = read_text("prompts", "redaction_names.md")
     instructions = read_text("prompts", "answer.md")  # a chat's prefix: a document already read is reused
     out = Suggestions()
+    tokens = min(NAMES_TOKENS, ctx.settings.max_answer_tokens)
     windows: list[list[int] | None] = [None]
     for size in (0, *WINDOW_PAGES):
         if size:
@@ -85,7 +87,7 @@ def suggest_names(
                     [document_id],
                     lambda documents: build_messages(instructions, documents, [], question),
                     think=False,
-                    answer_tokens=1200,
+                    answer_tokens=tokens,
                     pages={document_id: set(window)} if window is not None else None,
                 )
                 out.model = prepared.label
@@ -117,13 +119,9 @@ def suggest_names(
     )
     seen: set[tuple[str, str]] = set()
     for reply in answers:
-        try:
-            raw = json.loads(reply, strict=False)
-        except ValueError:
-            continue
         for key, kind in (("people", PERSON), ("organisations", ORGANISATION)):
-            for name in raw.get(key, []) if isinstance(raw, dict) else []:
-                name = " ".join(str(name).split())
+            for name in _listed(reply, key):
+                name = " ".join(name.split())
                 pattern = term_pattern(name, case=True)
                 if (kind, name) in seen or pattern is None:
                     continue
@@ -133,6 +131,21 @@ def suggest_names(
                 else:
                     out.dropped += 1
     return out
+
+
+def _listed(reply: str, key: str) -> list[str]:
+    """The strings of one array of the answer, read leniently: an answer cut off by its length limit
+    still gives the names it finished."""
+    found = re.search(rf'"{key}"\s*:\s*\[(.*?)(?:\]|$)', reply, re.S)
+    if found is None:
+        return []
+    names = []
+    for raw in re.findall(r'"((?:[^"\\]|\\.)*)"', found.group(1)):
+        try:
+            names.append(str(json.loads(f'"{raw}"')))
+        except ValueError:
+            continue
+    return names
 
 
 def party_names(ctx: AppContext, document_id: int) -> list[Name]:

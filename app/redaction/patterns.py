@@ -149,7 +149,8 @@ PHONE_WORDS = re.compile(r"(?:tel(?:ephone)?|phone|mobile|cell|fax|ph\.?|t\.|m\.
 IBAN_RE = re.compile(r"\b[A-Z]{2}\d{2}(?:[ \n]?[A-Z0-9]{4}){2,7}(?:[ \n]?[A-Z0-9]{1,4})?\b")
 
 CARD_RE = re.compile(
-    r"(?<![\d.,-])\d{4}(?:[ \-]?\d{4}){2}[ \-]?\d{1,7}(?![\d-])|(?<![\d.,-])3[47]\d{2}[ \-]?\d{6}[ \-]?\d{5}(?!\d)"
+    r"(?<![\d.,-])\d{4}(?:[ \n\-]?\d{4}){2}[ \n\-]?\d{1,7}(?![\d-])"
+    r"|(?<![\d.,-])3[47]\d{2}[ \n\-]?\d{6}[ \n\-]?\d{5}(?!\d)"
 )
 
 SSN_RE = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}([- ])(?!00)\d{2}\1(?!0000)\d{4}(?![\d-])")
@@ -168,7 +169,7 @@ PASSPORT_RE = re.compile(
     re.I,
 )
 
-NINO_RE = re.compile(r"\b(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b")
+NINO_RE = re.compile(r"\b(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D]\b")
 DNI_RE = re.compile(r"\b(?:\d{8}|[XYZ]\d{7})-?[A-Z]\b")
 CF_RE = re.compile(r"\b[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z]\b")
 SIN_RE = re.compile(r"(?<![\d-])[1-7]\d{2}([- ])\d{3}\1\d{3}(?![\d-])")

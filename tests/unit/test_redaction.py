@@ -23,7 +23,8 @@ from app.store.redactions import Redactions
 from tests.conftest import CORPUS, run_folio
 from tests.fixtures.redaction import (
     Planted,
-    PlantedPdf,
+    found_items,
+    matching,
     plant_contract,
     planted_scan,
     recoverable,
@@ -38,22 +39,6 @@ needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus
 
 def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def matching(candidates: list[Candidate], planted: PlantedPdf) -> list[Candidate]:
-    """The candidates a user accepts: those holding a planted item to accept, and the user's terms."""
-    wanted = {(i.page, squash(i.text)) for i in planted.items if i.accept}
-    return [c for c in candidates if c.kind == "term" or any(p == c.page and w == squash(c.text) for p, w in wanted)]
-
-
-def found_items(candidates: list[Candidate], planted: PlantedPdf) -> tuple[list[Planted], list[Planted]]:
-    hit, missed = [], []
-    for item in planted.items:
-        if item.page == 0:
-            continue  # in the file but not on a page: removed whole, never a candidate
-        ok = any(c.page == item.page and squash(item.text) in squash(c.text) for c in candidates)
-        (hit if ok else missed).append(item)
-    return hit, missed
 
 
 @pytest.fixture
@@ -140,9 +125,7 @@ def test_an_existing_file_or_the_original_itself_is_never_replaced(tmp_path: Pat
 
 
 @needs_corpus
-def test_a_real_contract_with_planted_data_recall_and_nothing_else_removed(
-    tmp_path: Path, redactor: Redactor
-) -> None:
+def test_a_real_contract_with_planted_data_recall_and_nothing_else_removed(tmp_path: Path, redactor: Redactor) -> None:
     planted = plant_contract(CONTRACT, tmp_path / "contract.pdf", seed=7)
     before = sha(planted.path)
     source = redactor.source(str(planted.path))
@@ -325,3 +308,38 @@ def test_folio_redact_writes_the_copy_and_says_what_was_checked(tmp_path: Path) 
     assert recoverable(target, [i for i in planted.items if i.accept], ocr=False) == {}
     code, _out, err = run_folio("redact", str(planted.path), "--patterns", "email", "--out", str(target))
     assert code == 1 and "already exists" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_exporter_keeps_a_checked_file_only_when_check_and_record_both_succeed(
+    tmp_path: Path, ctx: AppContext
+) -> None:
+    from app.export import Exporter
+
+    target = tmp_path / "copy.pdf"
+    audit = {"what": "redacted copy", "documents": ["a" * 64], "model_sha256": None}
+
+    def refuse(_tmp: Path) -> dict[str, object]:
+        raise RedactionFailed("page 1: e-mail address can still be found (pypdf text)")
+
+    with pytest.raises(RedactionFailed):
+        Exporter(ctx).checked(target, "pdf", b"%PDF-1.7", overwrite=False, audit=dict(audit), check=refuse)
+
+    def fail_to_record(_sha: str) -> dict[str, object]:
+        raise OSError("disk full")
+
+    seen: list[bytes] = []
+
+    def look(tmp: Path) -> dict[str, object]:
+        seen.append(tmp.read_bytes())  # the check reads the file as it will be kept
+        return {"proof": ["read"]}
+
+    with pytest.raises(OSError):
+        Exporter(ctx).checked(
+            target, "pdf", b"%PDF-1.7", overwrite=False, audit=dict(audit), check=look, record=fail_to_record
+        )
+    assert seen == [b"%PDF-1.7"]
+    assert not target.exists() and not list(tmp_path.glob(".copy.pdf.*")), "no file, no temp file left"
+    assert ctx.audit.entries() == []
+    done = Exporter(ctx).checked(target, "pdf", b"%PDF-1.7", overwrite=False, audit=dict(audit), check=look)
+    assert target.read_bytes() == b"%PDF-1.7" and done.sha256 == sha(target)
+    assert ctx.audit.entries()[-1].details["proof"] == ["read"] and ctx.audit.verify().ok
