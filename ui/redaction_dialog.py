@@ -65,6 +65,7 @@ class RedactionDialog(QDialog):
         self.findings: Findings | None = None
         self.decided: dict[str, bool] = {}  # candidate key -> accepted, as the user left it
         self.saved: Redacted | None = None
+        self.names_note = ""  # what the model's suggestions came to, once asked
         self._busy = ""
         self.setWindowTitle(f"Export redacted copy: {doc.title}")
         self.resize(980, 640)
@@ -195,9 +196,8 @@ class RedactionDialog(QDialog):
         self.removed.setText("Also removed from the copy: " + "; ".join(lines) if lines else "")
         skipped = findings.found.skipped_terms
         note = f" (not looked for, no letter or digit: {', '.join(skipped)})" if skipped else ""
-        self.status.setText(
-            f"{len(findings.found.candidates)} candidate(s) on {len(findings.found.pages)} page(s){note}."
-        )
+        count = f"{len(findings.found.candidates)} candidate(s) on {len(findings.found.pages)} page(s){note}."
+        self.status.setText(f"{self.names_note} {count}".strip())
         self._set_busy("")
 
     def _fill(self, candidates: list[Candidate]) -> None:
@@ -284,14 +284,16 @@ class RedactionDialog(QDialog):
             if suggestions.dropped
             else ""
         )
-        self.status.setText(
+        self.names_note = (
             f"The model ({suggestions.model}) named {len(suggestions.names)} printed in the document{dropped}."
         )
         self.find_candidates()
+        self.status.setText(self.names_note + " Reading the pages again with them…")
 
     def names_failed(self, reason: str) -> None:
         self._set_busy("")
-        self.status.setText(f"No names from the model: {reason}")
+        self.names_note = f"No names from the model: {reason}"
+        self.status.setText(self.names_note)
 
     # -- exporting -------------------------------------------------------------------------------------
     def export(self, path: Path | None = None, *, overwrite: bool = False) -> None:

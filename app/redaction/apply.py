@@ -116,9 +116,14 @@ def prepare(doc: Any) -> Inventory:
     inventory = _count(doc)
     _strip_marked_text(doc)
     _bake(doc)
-    for page in doc:
-        _remove_hidden_text(page, inventory)
-        _remove_offpage_text(page, inventory)
+    layers = _layers_on(doc)  # before any page changes: the probe must show the pages as they are
+    try:
+        for page in doc:
+            _remove_hidden_text(page, inventory, layers)
+            _remove_offpage_text(page, inventory)
+    finally:
+        if layers is not None:
+            layers[0].close()
     return inventory
 
 
@@ -196,7 +201,9 @@ def _bake(doc: Any) -> None:
             annot = page.delete_annot(annot)
 
 
-def _remove_hidden_text(page: Any, inventory: Inventory) -> None:
+def _remove_hidden_text(page: Any, inventory: Inventory, layers: tuple[Any, set[str]] | None) -> None:
+    """Invisible text (render mode 3 or fully transparent) and text in switched-off layers."""
+    import pymupdf
 
     spans = page.get_texttrace()
     invisible = sum(len(s["chars"]) for s in spans if s["type"] == 3 or s.get("opacity", 1) == 0)
@@ -204,13 +211,13 @@ def _remove_hidden_text(page: Any, inventory: Inventory) -> None:
         inventory.invisible_chars += invisible
         # One area over the whole page that removes only text nobody can see: visible text, pictures
         # and drawings stay exactly as they are.
-        page.add_redact_annot(page.mediabox, fill=False, cross_out=False)
+        page.add_redact_annot(pymupdf.Rect(-1e5, -1e5, 1e5, 1e5), fill=False, cross_out=False)
         page.apply_redactions(
             images=_mupdf("PDF_REDACT_IMAGE_NONE"),
             graphics=_mupdf("PDF_REDACT_LINE_ART_NONE"),
             text=_mupdf("PDF_REDACT_TEXT_REMOVE_INVISIBLE"),
         )
-    hidden = _hidden_layer_boxes(page)
+    hidden = _hidden_layer_boxes(page, layers)
     if hidden:
         inventory.hidden_layer_chars += sum(n for _box, n in hidden)
         for box, _n in hidden:
@@ -254,26 +261,34 @@ def _remove_offpage_text(page: Any, inventory: Inventory) -> None:
     )
 
 
-def _hidden_layer_boxes(page: Any) -> list[tuple[Any, int]]:
-    """Text in optional-content layers that are off: MuPDF's text extraction skips it (so nothing
-    would find it) but other readers do not. Found on a second copy with every layer switched on."""
+def _layers_on(doc: Any) -> tuple[Any, set[str]] | None:
+    """A second copy of the document with every optional-content layer switched on, and the names of
+    the layers that are off in the document; None when none is off. MuPDF's text extraction skips
+    text in a switched-off layer (so nothing would find it) but other readers do not."""
     import pymupdf
 
-    doc = page.parent
-    if not doc.get_ocgs():
-        return []
-    off = {v["name"] for v in doc.get_ocgs().values() if not v.get("on", True)}
+    layers = doc.get_ocgs()
+    off = {v["name"] for v in layers.values() if not v.get("on", True)} if layers else set()
     if not off:
-        return []
+        return None
     probe = pymupdf.open(stream=doc.tobytes(), filetype="pdf")
     for i in range(len(probe.layer_ui_configs())):
         probe.set_layer_ui_config(i, _mupdf("PDF_OC_ON"))
-    found = []
-    for span in probe[page.number].get_texttrace():
-        if span.get("layer") in off and span["chars"]:
-            found.append((pymupdf.Rect(span["bbox"]), len(span["chars"])))
-    probe.close()
-    return found
+    return probe, off
+
+
+def _hidden_layer_boxes(page: Any, layers: tuple[Any, set[str]] | None) -> list[tuple[Any, int]]:
+    """The text in switched-off layers on a page: each span's box and its number of characters."""
+    import pymupdf
+
+    if layers is None:
+        return []
+    probe, off = layers
+    return [
+        (pymupdf.Rect(span["bbox"]), len(span["chars"]))
+        for span in probe[page.number].get_texttrace()
+        if span.get("layer") in off and span["chars"]
+    ]
 
 
 def redact(doc: Any, accepted: Iterable[Candidate], *, label: bool) -> int:

@@ -98,7 +98,7 @@ def test_the_model_suggests_names_and_only_printed_ones_are_offered(qtbot, windo
     assert window._job == "names" and not window.chat.send_button.isEnabled()  # one engine
     qtbot.waitUntil(lambda: window._job is None, timeout=600000)
     qtbot.waitUntil(lambda: not dialog.busy, timeout=120000)
-    assert "The model" in dialog.status.text() or "No names" not in dialog.status.text(), dialog.status.text()
+    assert dialog.names_note.startswith("The model ("), dialog.names_note
     text = " ".join(window.ctx.library.page_text(doc.id, n) for n in range(1, doc.page_count + 1))
     for name in dialog.names:
         assert " ".join(name.text.split()) in " ".join(text.split()) or name.source == "extraction"

@@ -66,7 +66,7 @@ def test_tricky_layers_nothing_planted_can_be_read_back_and_the_control_stays(
     found = redactor.find(source, Search(terms=tuple(planted.terms)))
     lines = " ".join(found.inventory.lines())
     for removed in ("annotation", "form field", "attached file", "XMP", "JavaScript", "earlier revision",
-                    "invisible text", "hidden layers"):  # fmt: skip
+                    "invisible text", "hidden layers", "outside the visible page"):  # fmt: skip
         assert removed in lines
     out = tmp_path / "out" / "tricky redacted.pdf"
     done = redactor.export(source, found, matching(found.candidates, planted), out)
