@@ -1,5 +1,6 @@
 """Work product out of Folio: extraction tables (CSV, XLSX, JSON), conversations (Markdown, PDF), redlines
-(Markdown, PDF, .docx) and checks (findings as JSON or CSV, key dates as an .ics calendar or CSV).
+(Markdown, PDF, .docx), checks (findings as JSON or CSV, key dates as an .ics calendar or CSV) and
+(through `Exporter.checked`) redacted copies that must pass a check before they are kept.
 
 Every export names the documents with their sha256 and the model with its sha256, so a reader can
 tell exactly what was read by what. Files are written atomically and never replace an existing
@@ -17,7 +18,7 @@ import json
 import os
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -83,16 +84,25 @@ def write_new(path: Path, data: bytes, *, overwrite: bool = False) -> None:
         raise FileExists(f"{path} already exists; choose another name or replace it (--force)")
     tmp = synced_temp(path, data)
     try:
-        try:
-            os.link(tmp, path)  # fails if the name appeared meanwhile: never a silent replace
-        except FileExistsError as exc:
-            raise FileExists(f"{path} already exists; choose another name or replace it (--force)") from exc
-        except OSError:
-            if path.exists():  # a file system without hard links (FAT on a USB stick)
-                raise FileExists(f"{path} already exists; choose another name or replace it (--force)") from None
-            os.replace(tmp, path)
+        place(tmp, path, overwrite=False)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def place(tmp: Path, path: Path, *, overwrite: bool) -> None:
+    """Put a finished temp file (beside `path`) in place: a rename over the old file when replacing
+    it, else a hard link that fails if the name appeared meanwhile (never a silent replace)."""
+    if overwrite:
+        os.replace(tmp, path)
+        return
+    try:
+        os.link(tmp, path)
+    except FileExistsError as exc:
+        raise FileExists(f"{path} already exists; choose another name or replace it (--force)") from exc
+    except OSError:
+        if path.exists():  # a file system without hard links (FAT on a USB stick)
+            raise FileExists(f"{path} already exists; choose another name or replace it (--force)") from None
+        os.replace(tmp, path)
 
 
 def format_of(path: Path, allowed: tuple[str, ...], fmt: str | None = None) -> str:
@@ -689,6 +699,60 @@ class Exporter:
             settings=audited_settings(self.ctx.settings),
             details={**audit, "path": str(path), "format": fmt, "sha256": digest, "bytes": len(data)},
         )
+        return ExportResult(path, fmt, digest, len(data))
+
+    def checked(
+        self,
+        path: Path,
+        fmt: str,
+        data: bytes,
+        *,
+        overwrite: bool,
+        audit: dict[str, Any],
+        check: Callable[[Path], dict[str, Any]],
+        record: Callable[[str], dict[str, Any]] | None = None,
+    ) -> ExportResult:
+        """An export that must pass a check of the written file before anyone sees it.
+
+        The bytes go to a temp file beside `path`; `check(temp)` reads that file as it will be and
+        raises to refuse it (then nothing is left behind). What it returns joins the audit entry. Then,
+        in one transaction, `record(sha256)` stores what the caller keeps about the export (its return
+        value joins the audit entry too), the audit entry is written, and the file is put in place: a
+        failure anywhere leaves neither the file nor the rows."""
+        if path.exists() and not overwrite:
+            raise FileExists(f"{path} already exists; choose another name or replace it (--force)")
+        digest = hashlib.sha256(data).hexdigest()
+        tmp = synced_temp(path, data)
+        placed = False
+        try:
+            checked = check(tmp)
+            try:
+                with self.ctx.db.atomic():
+                    kept = record(digest) if record is not None else {}
+                    self.ctx.audit.record(
+                        "export",
+                        documents=audit.pop("documents"),
+                        model_sha256=audit.pop("model_sha256"),
+                        settings=audited_settings(self.ctx.settings),
+                        details={
+                            **audit,
+                            **checked,
+                            **kept,
+                            "path": str(path),
+                            "format": fmt,
+                            "sha256": digest,
+                            "bytes": len(data),
+                        },
+                    )
+                    place(tmp, path, overwrite=overwrite)
+                    placed = True
+            except BaseException:
+                if placed:  # the transaction failed after the file went in place: take it back out
+                    path.unlink(missing_ok=True)
+                raise
+        finally:
+            tmp.unlink(missing_ok=True)
+        self.ctx.audit.sync_head()
         return ExportResult(path, fmt, digest, len(data))
 
     def table(

@@ -99,6 +99,7 @@ ROOMS: dict[str, tuple[str, dict[str, str]]] = {
 # Top to bottom: a room imports only rooms below it (siblings joined by | never import each other).
 LAYERS = [
     "app.cli",
+    "app.redaction",
     "app.export",
     "app.reading | app.checks",
     "app.chat | app.extraction | app.compare",

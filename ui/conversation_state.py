@@ -13,16 +13,22 @@ class Job(Enum):
     ASK = "ask"
     EXTRACT = "extract"
     COMPARE = "compare"
+    NAMES = "names"  # the people and organisations to offer for redaction
 
     @property
     def busy(self) -> str:
         """What the engine is busy with, for 'The model is busy with ...'."""
-        return {Job.ASK: "an answer", Job.EXTRACT: "an extraction run", Job.COMPARE: "a comparison"}[self]
+        return {
+            Job.ASK: "an answer",
+            Job.EXTRACT: "an extraction run",
+            Job.COMPARE: "a comparison",
+            Job.NAMES: "names to redact",
+        }[self]
 
     @property
     def engine_state(self) -> str:
         """The status bar's engine word as the job starts."""
-        return {Job.ASK: "loading", Job.EXTRACT: "extracting", Job.COMPARE: "comparing"}[self]
+        return {Job.ASK: "loading", Job.EXTRACT: "extracting", Job.COMPARE: "comparing", Job.NAMES: "loading"}[self]
 
 
 @dataclass

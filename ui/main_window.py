@@ -44,6 +44,7 @@ from ui.conversations_panel import ConversationsPanel
 from ui.extraction_runner import ExtractionRunDialog
 from ui.library_panel import LibraryPanel
 from ui.read_ahead import ReadAheadRunner
+from ui.redaction_dialog import RedactionDialog
 from ui.setup_menu import SetupMenu
 from ui.shortcuts_dialog import ShortcutsDialog
 from ui.sizing import available, place_on_screen
@@ -52,7 +53,16 @@ from ui.viewer_panel import DocumentViewer
 from ui.window_state import FIRST_DOCUMENT_HINT, WindowState
 from ui.wording import shortened
 from ui.work_menu import WorkMenu
-from ui.workers import AskJob, ChatWorker, CompareJob, ExtractJob, IngestProgress, IngestWorker, SummaryUnavailable
+from ui.workers import (
+    NAMES_STOPPED,
+    AskJob,
+    ChatWorker,
+    CompareJob,
+    ExtractJob,
+    IngestProgress,
+    IngestWorker,
+    SummaryUnavailable,
+)
 
 # Every kind of file Folio reads (ingest/sniff.py tells them by content; these are their usual names):
 # PDF, Word, plain text and Markdown, e-mail, images, video. Each in both cases: GTK's file dialog
@@ -70,6 +80,7 @@ class MainWindow(QMainWindow):
     ask_job = Signal(object)
     extract_job = Signal(object)
     compare_job = Signal(object)
+    names_job = Signal(int)
     ingest_job = Signal(list, object)
 
     def __init__(self, ctx: AppContext) -> None:
@@ -82,6 +93,7 @@ class MainWindow(QMainWindow):
         self.talk = ConversationState()
         self.extraction: ExtractionRunDialog | None = None
         self.comparison: CompareView | None = None
+        self.redaction: RedactionDialog | None = None
         self._job: Job | None = None  # while the engine works
         self._closed = False
         self._reading_now: tuple[int, ReadState] | None = None  # the document read ahead now, how far
@@ -127,6 +139,7 @@ class MainWindow(QMainWindow):
         self.library.selection_changed.connect(self._on_selection)
         self.library.current_changed.connect(self._on_current_document)
         self.viewer.document_opened.connect(self.library.select)
+        self.viewer.marks_changed.connect(self._marks_changed)
         self.library.cancel_requested.connect(self.ingest_worker.cancel)
         self.library.hit_activated.connect(self.open_hit)
         self.conversation_list.conversation_chosen.connect(self._on_conversation_chosen)
@@ -157,6 +170,12 @@ class MainWindow(QMainWindow):
         self.recent_menu = QMenu("&Recent documents", self)
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         file_menu.addMenu(self.recent_menu)
+        file_menu.addSeparator()
+        redact_action = QAction("Export &redacted copy…", self)
+        redact_action.setToolTip("A new PDF of the document with names, numbers and passages removed for real")
+        redact_action.triggered.connect(lambda: self.redact_current())
+        file_menu.addAction(redact_action)
+        self.redact_action = redact_action
         file_menu.addSeparator()
         quit_action = QAction("&Quit", self)
         # Not every platform theme has a Quit key (the generic Unix one has none): Ctrl+Q there.
@@ -303,7 +322,9 @@ class MainWindow(QMainWindow):
         self.ask_job.connect(self.chat_worker.ask)
         self.extract_job.connect(self.chat_worker.extract)
         self.compare_job.connect(self.chat_worker.compare)
+        self.names_job.connect(self.chat_worker.names)
         self.chat_worker.compare_event.connect(self._on_compare_event)
+        self.chat_worker.names_event.connect(self._on_names_event)
         self.chat_worker.chat_event.connect(self._on_chat_event)
         self.chat_worker.extraction_event.connect(self._on_extraction_event)
         self.chat_worker.failed.connect(self._on_chat_failed)
@@ -708,6 +729,9 @@ class MainWindow(QMainWindow):
             self.extraction.finish("failed", reason)
         elif self._job is Job.COMPARE and self.comparison is not None:
             self.comparison.summary_unavailable(reason)
+        elif self._job is Job.NAMES:
+            if self.redaction is not None:
+                self.redaction.names_failed(reason)
         else:
             self.chat.fail_answer(reason)
         self.statusBar().showMessage(reason, 10000)
@@ -795,6 +819,62 @@ class MainWindow(QMainWindow):
         if self.extraction is not None:
             self.extraction.on_event(event)
 
+    # -- redaction -----------------------------------------------------------------------------
+    def redact_current(self, document_id: int | None = None) -> None:
+        """File > Export redacted copy…: the document shown in the viewer (or the one selected)."""
+        if document_id is None:
+            ids = self.library.selected_ids()
+            document_id = self.viewer.doc.id if self.viewer.doc is not None else (ids[0] if len(ids) == 1 else None)
+        if document_id is None:
+            self.statusBar().showMessage("Open or select the document to redact first", 5000)
+            return
+        try:
+            doc = self.ctx.library.get(document_id)
+        except NotFound:
+            return
+        if self.redaction is not None and self.redaction.isVisible() and self.redaction.doc.id == doc.id:
+            self.redaction.raise_()
+            return
+        dialog = RedactionDialog(self.ctx, doc, self.viewer.marks_for(doc.id), self)
+        dialog.names_requested.connect(self._redaction_names)
+        dialog.candidate_chosen.connect(self._show_candidate)
+        self.redaction = dialog
+        dialog.show()
+
+    def _marks_changed(self, document_id: int) -> None:
+        if self.redaction is not None and self.redaction.doc.id == document_id:
+            self.redaction.set_marks(self.viewer.marks_for(document_id))
+
+    def _show_candidate(self, document_id: int, page: int, words: str) -> None:
+        self.open_page(document_id, page, tuple(words.split()[:6]))
+
+    def _redaction_names(self, document_id: int) -> None:
+        if document_id < 0:  # the dialog's Cancel while the model reads
+            if self._job is Job.NAMES:
+                self.stop()
+            return
+        if not self._engine_free():
+            if self.redaction is not None:
+                self.redaction.names_failed("the model is busy; try again when it is done")
+            return
+        self._start_job(Job.NAMES)
+        self.names_job.emit(document_id)
+
+    def _on_names_event(self, event: object) -> None:
+        from app.redaction.names import Suggestions
+
+        dialog = self.redaction
+        if isinstance(event, Progress):
+            self._show_progress(event)
+            if dialog is not None:
+                dialog.names_progress(event)
+        elif dialog is None:
+            return
+        elif isinstance(event, Suggestions):
+            dialog.names_ready(event)
+        elif event == NAMES_STOPPED:
+            dialog.names_failed("stopped")
+
     # -- shutdown ------------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
         # Runs once: a second close (a test harness, a quit after close) must not wait on threads
@@ -803,6 +883,9 @@ class MainWindow(QMainWindow):
             self._closed = True
             self._save_place()
             self.read_ahead.stop()  # first: it stops between chunks, keeping what it read
+            if self.redaction is not None:
+                self.redaction.worker.cancel()
+                self.redaction.shutdown()
             self.chat_worker.cancel()
             self.ingest_worker.cancel()
             for worker, thread in ((self.chat_worker, self.chat_thread), (self.ingest_worker, self.ingest_thread)):

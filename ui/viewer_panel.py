@@ -2,6 +2,8 @@
 
 Citations and search hits open here: the page is drawn with the quoted passage marked, or the
 strip jumps to the frame at the cited time. Pages are drawn by a RenderWorker on its own thread.
+With *Mark* on, a drag over a PDF page drawn from its file marks an area to redact (File > Export
+redacted copy... lists it); marks are kept per document while the window is open.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class DocumentViewer(QWidget):
     _want_frames = Signal(int, int)
     page_shown = Signal(int, int)  # document id, page: the picture (or text) is on screen
     document_opened = Signal(int)  # the viewer opened a document by itself (an e-mail's attachment link)
+    marks_changed = Signal(int)  # document id: an area was marked for redaction, or marks were cleared
 
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
@@ -79,6 +82,8 @@ class DocumentViewer(QWidget):
         self._thumb_items: dict[int, QListWidgetItem] = {}
         self._sheet: QImage | None = None
         self._frame_images: list[QImage] = []
+        self.marks: dict[int, list[tuple[int, tuple[float, float, float, float]]]] = {}  # doc -> (page, area)
+        self._markable = False  # the page on screen is drawn from the original PDF
         self._build()
         self._start_worker()
 
@@ -95,12 +100,20 @@ class DocumentViewer(QWidget):
         self.zoom_in_button = _tool("+", "Zoom in", "Ctrl+=", self.zoom_in, "zoomIn")
         self.fit_button = _tool("Fit", "Fit the page to the width", "", self.fit, "fitWidth")
         self.zoom_label = QLabel("")
+        self.mark_button = _tool(
+            "Mark", "Mark areas to redact: drag over the page (File > Export redacted copy…)", "", None, "markAreas"
+        )
+        self.mark_button.setCheckable(True)
+        self.mark_button.toggled.connect(self._set_marking)
+        self.clear_marks_button = _tool(
+            "✕", "Clear the areas marked to redact on this page", "", self._clear_marks, "clearMarks"
+        )
         # The name on a line of its own above the page controls: beside them it left a narrow
         # viewer (a 1280x720 screen at 150%) room for a dozen characters of it.
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
         controls: list[QWidget] = [self.prev_button, self.page_label, self.next_button, self.zoom_out_button]
-        controls += [self.zoom_label, self.zoom_in_button, self.fit_button]
+        controls += [self.zoom_label, self.zoom_in_button, self.fit_button, self.mark_button, self.clear_marks_button]
         for widget in controls:
             bar.addWidget(widget)
         bar.addStretch(1)
@@ -125,6 +138,7 @@ class DocumentViewer(QWidget):
         self.thumbnails.setAccessibleDescription("Arrow keys choose the page shown")
         self.thumbnails.currentRowChanged.connect(self._thumbnail_chosen)
         self.canvas = PageCanvas()
+        self.canvas.area_marked.connect(self._area_marked)
         self.page_scroll = QScrollArea()
         self.page_scroll.setWidget(self.canvas)
         self.page_scroll.setAlignment(Qt.AlignmentFlag.AlignHCenter)
@@ -390,6 +404,10 @@ class DocumentViewer(QWidget):
         content = rendered.content
         page = content.page
         rects = content.highlight.rects if content.highlight else ()
+        # Marks go on pages drawn from the PDF itself: a scanned page is shown straightened, in other
+        # coordinates than the file's.
+        self._markable = content.pixels is not None and content.png is None
+        self._show_marks()
         if rendered.image is not None:
             self.canvas.set_page(rendered.image, rendered.image_scale, (page.width, page.height), rects, content.terms)
             self.page_stack.setCurrentIndex(0)
@@ -589,6 +607,37 @@ class DocumentViewer(QWidget):
         zoom = min((view.width() - 8) / max(width, 1.0), (view.height() - 8) / max(height, 1.0))
         self.frame_canvas.set_zoom(max(0.05, zoom))
 
+    # -- areas marked for redaction -------------------------------------------------------------
+    def marks_for(self, document_id: int) -> list[tuple[int, tuple[float, float, float, float]]]:
+        """The areas marked on a document's pages: (page, rectangle in page units as shown)."""
+        return list(self.marks.get(document_id, []))
+
+    def _set_marking(self, on: bool) -> None:
+        self.canvas.set_marking(on and self._markable)
+        if on and not self._markable:
+            self._say("Areas can be marked on PDF pages drawn from their file; use terms for this one.", "warn")
+
+    def _area_marked(self, rect: tuple[float, float, float, float]) -> None:
+        if self.doc is None or not self._markable:
+            return
+        self.marks.setdefault(self.doc.id, []).append((self.page_number, rect))
+        self._show_marks()
+        self.marks_changed.emit(self.doc.id)
+
+    def _clear_marks(self) -> None:
+        if self.doc is None:
+            return
+        kept = [(p, r) for p, r in self.marks.get(self.doc.id, []) if p != self.page_number]
+        self.marks[self.doc.id] = kept
+        self._show_marks()
+        self.marks_changed.emit(self.doc.id)
+
+    def _show_marks(self) -> None:
+        here = tuple(r for p, r in self.marks.get(self.doc.id, []) if p == self.page_number) if self.doc else ()
+        self.canvas.set_redactions(here)
+        self.canvas.set_marking(self.mark_button.isChecked() and self._markable)
+        self.clear_marks_button.setEnabled(bool(here))
+
     # -- state -------------------------------------------------------------------------------------
     def _current_page(self) -> StoredPage | None:
         return next((p for p in self.pages if p.number == self.page_number), None)
@@ -607,6 +656,7 @@ class DocumentViewer(QWidget):
         for widget in (self.prev_button, self.next_button, self.zoom_in_button, self.zoom_out_button):
             widget.setEnabled(paged)
         self.fit_button.setEnabled(paged)
+        self.mark_button.setEnabled(paged and not self._flowing())
         if paged and page is not None and self._flowing():
             clause = f"§ {page.label}, " if page.label else ""
             self.page_label.setText(f"{clause}¶ {page.number} of {len(self.pages)}")
@@ -634,6 +684,7 @@ def _tool(text: str, name: str, keys: str, slot: object, object_name: str) -> QT
     button.setAccessibleName(name)
     button.setToolTip(f"{name} ({keys})" if keys else name)
     button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # in the Tab order like any button
-    button.clicked.connect(slot)
+    if slot is not None:
+        button.clicked.connect(slot)
     button.setAutoRaise(True)
     return button

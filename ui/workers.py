@@ -56,6 +56,9 @@ class SummaryUnavailable:
     reason: str
 
 
+NAMES_STOPPED = "stopped"  # names_event when the user stopped the model
+
+
 @dataclass(frozen=True)
 class IngestProgress:
     index: int
@@ -68,6 +71,7 @@ class ChatWorker(QObject):
     chat_event = Signal(object)  # app.chat.ChatEvent
     extraction_event = Signal(object)  # app.extraction.runner.ExtractionEvent
     compare_event = Signal(object)  # Redline, then Progress..., then Summary or SummaryUnavailable
+    names_event = Signal(object)  # Progress..., then app.redaction.names.Suggestions
     failed = Signal(str)
     finished = Signal()  # after every job, question or extraction run
 
@@ -153,6 +157,21 @@ class ChatWorker(QObject):
                 self.compare_event.emit(SummaryUnavailable(one_line(exc)))
             else:
                 self.compare_event.emit(written)
+
+    @Slot(int)
+    def names(self, document_id: int) -> None:
+        """The people and organisations the model reads in a document, to offer for redaction."""
+        from app.redaction.names import suggest_names
+
+        with self._job() as token:
+            try:
+                found = suggest_names(
+                    self._svc().ctx, self.session, document_id, on_progress=self.names_event.emit, cancel=token
+                )
+            except Cancelled:
+                self.names_event.emit(NAMES_STOPPED)
+                return
+            self.names_event.emit(found)
 
     def _extractor(self) -> ExtractionService:
         if self._extraction is None:

@@ -17,6 +17,7 @@ from app.cli.checks import add_commands as add_check_commands
 from app.cli.compare import add_commands as add_compare_commands
 from app.cli.passwords import ASK, PASSWORD_ENV
 from app.cli.reading import add_commands as add_reading_commands
+from app.cli.redact import add_commands as add_redact_commands
 from app.cli.work import add_commands as add_work_commands
 from app.errors import FAULTS, USER_ERRORS, LibraryGone, one_line
 
@@ -157,6 +158,7 @@ def _parser() -> argparse.ArgumentParser:
     _HANDLERS.update(add_compare_commands(sub))
     _HANDLERS.update(add_check_commands(sub))
     _HANDLERS.update(add_reading_commands(sub))
+    _HANDLERS.update(add_redact_commands(sub))
     return p
 
 

@@ -404,6 +404,28 @@ MIGRATIONS: list[tuple[str, str]] = [
         ));
         """,
     ),
+    (
+        # The log of each redacted copy written: what kinds were removed on which pages and how many,
+        # what else was taken out of the file, and what the proof checked; never the redacted words.
+        # A purged document leaves its logs (they hold no text of it) without the link.
+        "m034_redactions",
+        """
+        CREATE TABLE redactions (
+            id INTEGER PRIMARY KEY,
+            document_id INTEGER REFERENCES documents(id) ON DELETE SET NULL,
+            source_sha256 TEXT NOT NULL,
+            output_path TEXT NOT NULL,
+            output_sha256 TEXT NOT NULL,
+            output_bytes INTEGER NOT NULL,
+            areas TEXT NOT NULL,
+            removed TEXT NOT NULL,
+            proof TEXT NOT NULL,
+            labelled INTEGER NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX redactions_document ON redactions(document_id);
+        """,
+    ),
 ]
 
 KNOWN = [name for name, _ in MIGRATIONS]

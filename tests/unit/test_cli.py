@@ -26,6 +26,7 @@ COMMANDS = [
     ["gui"],
     ["compare"],
     ["read"],
+    ["redact"],
 ]
 
 

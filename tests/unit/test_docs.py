@@ -23,6 +23,7 @@ PAGES = [
     "docs/accessibility.md",
     "docs/command-line.md",
     "docs/checks.md",
+    "docs/redaction.md",
 ]
 DOCS = ["README.md", "docs/ARCHITECTURE.md", *PAGES]
 TOP = ("app/", "ui/", "ingest/", "inference/", "assets/", "tests/", "tools/", "benchmarks/", "docs/", "packaging/")

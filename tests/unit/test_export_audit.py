@@ -46,6 +46,14 @@ def _exports(ctx: AppContext, ids: dict[str, int], folder: Path) -> dict[str, Ca
         "redline": lambda: exporter.redline(_redline(ctx, ids), folder / "redline.docx"),  # type: ignore[arg-type]
         "audit_log": lambda: exporter.audit_log(folder / "audit.csv"),
         "checks": lambda: exporter.checks([ids["old"]], folder / "dates.ics", what="key dates"),
+        "checked": lambda: exporter.checked(
+            folder / "copy.txt",
+            "txt",
+            b"a copy checked before it is kept",
+            overwrite=False,
+            audit={"what": "checked copy", "documents": [], "model_sha256": None},
+            check=lambda written: {"read_back": written.read_bytes().decode()},
+        ),
     }
 
 

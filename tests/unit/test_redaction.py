@@ -1,0 +1,345 @@
+"""Redaction that removes, proved: tricky layers, real contracts and scans with generated personal
+data, rotated and encrypted PDFs, Word documents; nothing planted recoverable from the copy by any
+reader we have, nothing unaccepted removed, the original untouched, no file when the check fails,
+and a log that holds no redacted word."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from app.context import AppContext
+from app.errors import FolioError
+from app.redaction.apply import open_pdf, prepare, redact, scrub, write
+from app.redaction.candidates import MARKED, Candidate, Mark, Search, find_candidates
+from app.redaction.pdf_strings import split_shown_strings, strip_marked_text
+from app.redaction.plan import plan_json, read_plan
+from app.redaction.proof import RedactionFailed, prove, read_pages
+from app.redaction.service import Redactor
+from app.store.redactions import Redactions
+from tests.conftest import CORPUS, run_folio
+from tests.fixtures.redaction import (
+    Planted,
+    found_items,
+    matching,
+    plant_contract,
+    planted_scan,
+    recoverable,
+    squash,
+    tricky_pdf,
+    words_outside,
+)
+
+CONTRACT = CORPUS / "contracts_pdf" / "SPHERE3DCORP_06_24_2020-EX-10.12-CONSULTING AGREEMENT.PDF"
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus (../shared/corpus) is not here")
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def redactor(ctx: AppContext) -> Redactor:
+    r = Redactor(ctx)
+    yield r  # type: ignore[misc]
+    r.close()
+
+
+# -- the whole path, through the child process, the Exporter and the log ------------------------------
+def test_tricky_layers_nothing_planted_can_be_read_back_and_the_control_stays(
+    tmp_path: Path, ctx: AppContext, redactor: Redactor
+) -> None:
+    planted = tricky_pdf(tmp_path / "tricky.pdf")
+    before = sha(planted.path)
+    assert {how for how in recoverable(planted.path, planted.items, ocr=False)} >= {
+        "raw bytes and inflated streams",
+        "PyMuPDF text (every revision)",
+        "pypdf text (every revision)",
+        "metadata and XMP",
+        "annotations and form fields",
+        "attached files",
+    }, "the fixture hides its items everywhere the test then looks"
+    source = redactor.source(str(planted.path))
+    found = redactor.find(source, Search(terms=tuple(planted.terms)))
+    lines = " ".join(found.inventory.lines())
+    for removed in ("annotation", "form field", "attached file", "XMP", "JavaScript", "earlier revision",
+                    "invisible text", "hidden layers", "outside the visible page"):  # fmt: skip
+        assert removed in lines
+    out = tmp_path / "out" / "tricky redacted.pdf"
+    done = redactor.export(source, found, matching(found.candidates, planted), out)
+
+    assert done.proof.ok and out.is_file()
+    assert sha(planted.path) == before, "the original is byte-identical"
+    survivors = recoverable(out, planted.items)
+    control = [i for i in planted.items if not i.accept]
+    for how, items in survivors.items():
+        assert items == control, f"{how} reads back {[i.text for i in items if i.accept]}"
+    assert set(survivors) >= {"PyMuPDF text (every revision)", "pypdf text (every revision)", "OCR"}
+
+    log = Redactions(ctx.db).get(done.log_id)
+    assert log.output_sha256 == sha(out) == done.export.sha256
+    assert log.source_sha256 == before and log.proof["ok"] is True
+    entry = ctx.audit.entries()[-1]
+    assert entry.action == "export" and entry.details["sha256"] == log.output_sha256
+    assert entry.details["redaction_log"] == log.id and entry.documents == [before]
+    stored = json.dumps([log.areas, log.removed, log.proof, entry.details])
+    for item in planted.items:
+        assert squash(item.text) not in squash(stored), "the log never holds the redacted words"
+    assert ctx.audit.verify().ok
+
+
+def test_a_failed_check_keeps_no_file_no_log_and_no_audit_entry(
+    tmp_path: Path, ctx: AppContext, redactor: Redactor
+) -> None:
+    planted = tricky_pdf(tmp_path / "tricky.pdf")
+    source = redactor.source(str(planted.path))
+    found = redactor.find(source, Search())
+    real = next(c for c in found.candidates if c.page == 1)
+    # A box drawn over empty paper while the words it claims stay on the page: the check must catch it.
+    astray = Candidate(real.key, real.kind, 1, real.text, real.context, real.source, real.via,
+                       ((300.0, 400.0, 320.0, 410.0),), ((300.0, 400.0, 320.0, 410.0),))  # fmt: skip
+    entries = len(ctx.audit.entries())
+    out = tmp_path / "out.pdf"
+    with pytest.raises(RedactionFailed, match="page 1: e-mail address can still be found"):
+        redactor.export(source, found, [astray], out)
+    assert not out.exists() and list(tmp_path.glob("*.tmp")) == [] and list(tmp_path.glob(".out.pdf.*")) == []
+    assert Redactions(ctx.db).list() == [] and len(ctx.audit.entries()) == entries
+
+
+def test_an_existing_file_or_the_original_itself_is_never_replaced(tmp_path: Path, redactor: Redactor) -> None:
+    planted = tricky_pdf(tmp_path / "tricky.pdf")
+    source = redactor.source(str(planted.path))
+    found = redactor.find(source, Search(terms=("Harborview",)))
+    taken = tmp_path / "taken.pdf"
+    taken.write_bytes(b"mine")
+    with pytest.raises(FolioError, match="already exists"):
+        redactor.export(source, found, found.candidates, taken)
+    assert taken.read_bytes() == b"mine"
+    with pytest.raises(FolioError, match="cannot replace the original"):
+        redactor.export(source, found, found.candidates, planted.path, overwrite=True)
+    with pytest.raises(FolioError, match=r"\.pdf"):
+        redactor.export(source, found, found.candidates, tmp_path / "copy.docx")
+
+
+@needs_corpus
+def test_a_real_contract_with_planted_data_recall_and_nothing_else_removed(tmp_path: Path, redactor: Redactor) -> None:
+    planted = plant_contract(CONTRACT, tmp_path / "contract.pdf", seed=7)
+    before = sha(planted.path)
+    source = redactor.source(str(planted.path))
+    found = redactor.find(source, Search(terms=tuple(planted.terms)))
+    hit, missed = found_items(found.candidates, planted)
+    assert not missed and len(hit) >= 40
+    accepted = matching(found.candidates, planted)
+    out = tmp_path / "redacted.pdf"
+    redactor.export(source, found, accepted, out)
+    assert sha(planted.path) == before
+    assert recoverable(out, [i for i in planted.items if i.accept], ocr=False) == {}
+    control = [i for i in planted.items if not i.accept]
+    assert recoverable(out, control, ocr=False)["pypdf text (every revision)"] == control
+    boxes: dict[int, list[tuple[float, float, float, float]]] = {}
+    for c in accepted:
+        boxes.setdefault(c.page, []).extend(c.boxes)
+    assert words_outside(planted.path, out, boxes) == [], "every word outside the boxes is where it was"
+
+
+@needs_corpus
+@pytest.mark.parametrize("ocr_layer", [False, True], ids=["image only", "with an OCR text layer"])
+def test_a_scan_the_pixels_under_the_boxes_are_replaced(tmp_path: Path, redactor: Redactor, ocr_layer: bool) -> None:
+    planted = planted_scan(CORPUS / "scans" / "epson.pdf", tmp_path / "scan.pdf", seed=11, ocr_layer=ocr_layer)
+    source = redactor.source(str(planted.path))
+    found = redactor.find(source, Search())
+    assert all(c.via == "ocr" for c in found.candidates)
+    hit, missed = found_items(found.candidates, planted)
+    assert len(hit) >= 8, missed  # OCR may misread one item of nine; the rest must be there
+    accepted = matching(found.candidates, planted)
+    out = tmp_path / "redacted.pdf"
+    done = redactor.export(source, found, accepted, out)
+    assert done.proof.ocr_pages == [1]
+    assert recoverable(out, [i for i in hit if i.accept]) == {}
+    if ocr_layer:
+        assert "invisible text" in " ".join(found.inventory.lines())
+
+
+@needs_corpus
+def test_turned_pages_boxes_land_on_their_words(tmp_path: Path, redactor: Redactor) -> None:
+    path = CORPUS / "odd_pdfs" / "test-2812.pdf"  # pages turned by /Rotate 0, 90, 180 and 270
+    source = redactor.source(str(path))
+    found = redactor.find(source, Search(terms=("cell[0][4]", "cell[7][0]")))
+    assert {c.page for c in found.candidates} == {1, 2, 3, 4}
+    out = tmp_path / "redacted.pdf"
+    redactor.export(source, found, found.candidates, out)
+    readable = recoverable(out, [Planted("term", "cell[0][4]", 0), Planted("term", "cell[7][0]", 0)], ocr=False)
+    assert readable == {}
+    boxes: dict[int, list[tuple[float, float, float, float]]] = {}
+    for c in found.candidates:
+        boxes.setdefault(c.page, []).extend(c.boxes)
+    assert words_outside(path, out, boxes) == []
+
+
+@needs_corpus
+def test_encrypted_pdfs_need_their_password_and_the_copy_is_not_encrypted(tmp_path: Path, redactor: Redactor) -> None:
+    locked = CORPUS / "odd_pdfs" / "password.pdf"
+    with pytest.raises(FolioError, match="password"):
+        redactor.find(redactor.source(str(locked)), Search(terms=("password",)))
+    source = redactor.source(str(locked), password="password")
+    found = redactor.find(source, Search(terms=("password",)))
+    out = tmp_path / "redacted.pdf"
+    redactor.export(source, found, found.candidates, out)
+    copy = open_pdf(out.read_bytes())
+    assert not copy.needs_pass and "password" not in copy[0].get_text().lower()
+
+
+def test_a_word_document_is_typeset_then_redacted(tmp_path: Path, ctx: AppContext, redactor: Redactor) -> None:
+    from tests.fixtures.office import python_docx_memo
+
+    doc = ctx.library.add(python_docx_memo(tmp_path / "memo.docx")).document
+    source = redactor.source(doc.id)
+    assert source.kind == "typeset" and source.sha256 == doc.sha256
+    found = redactor.find(source, Search(patterns=(), terms=("Dana Lawyer", "supplier")))
+    assert {c.text.lower() for c in found.candidates} == {"dana lawyer", "supplier"}
+    out = tmp_path / "memo redacted.pdf"
+    done = redactor.export(source, found, found.candidates, out)
+    assert done.proof.ok and Redactions(ctx.db).list(doc.id)[0].id == done.log_id
+    text = open_pdf(out.read_bytes())[0].get_text()
+    assert "Dana" not in text and "supplier" not in text.lower() and "thirty days" in text
+
+
+# -- the steps in this process ---------------------------------------------------------------------------
+def test_a_marked_area_takes_text_and_picture_under_it(tmp_path: Path) -> None:
+    planted = tricky_pdf(tmp_path / "tricky.pdf")
+    doc = open_pdf(planted.path.read_bytes())
+    prepare(doc)
+    pages = read_pages(doc, None)
+    # Page 2 has an address under a picture: mark the picture's area.
+    candidates = find_candidates(pages, Search(patterns=(), marks=(Mark(2, (60.0, 110.0, 420.0, 140.0)),)))
+    assert [c.kind for c in candidates] == [MARKED] and "@" in candidates[0].text
+    redact(doc, candidates, label=False)
+    scrub(doc)
+    out = tmp_path / "out.pdf"
+    out.write_bytes(write(doc))
+    proof = prove(str(out), pages, candidates, ocr=None)
+    assert proof.ok and proof.ocr_missing, "without an OCR engine the proof says the pictures went unread"
+    import numpy as np
+    import pymupdf
+
+    copy = pymupdf.open(out)
+    assert "Hidden address" not in copy[1].get_text()
+    for image in copy[1].get_images():  # a picture wholly under the box goes; a part of one is blanked
+        pixels = np.frombuffer(pymupdf.Pixmap(copy, image[0]).samples, np.uint8)
+        assert (pixels == pixels[0]).all()
+
+
+def test_the_proof_counts_only_what_the_user_left(tmp_path: Path) -> None:
+    """A term accepted in one place and rejected in another stays where it was rejected, and the label
+    on a box may say a redacted word: neither is a survivor."""
+    import pymupdf
+
+    path = tmp_path / "two.pdf"
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 100), "Personal data of Acme here.", fontsize=12)
+    page.insert_text((72, 140), "Acme stays in this line.", fontsize=12)
+    doc.save(path)
+    work = open_pdf(path.read_bytes())
+    prepare(work)
+    pages = read_pages(work, None)
+    found = find_candidates(pages, Search(patterns=(), terms=("Acme", "personal data")))
+    first = [c for c in found if c.context.startswith("[Personal") or "of [Acme]" in c.context]
+    assert len(first) == 2
+    redact(work, first, label=True)
+    scrub(work)
+    out = tmp_path / "out.pdf"
+    out.write_bytes(write(work))
+    proof = prove(str(out), pages, first, ocr=None)
+    assert proof.ok, proof.summary()
+    assert "Acme stays" in pymupdf.open(out)[0].get_text()
+
+
+def test_shown_strings_are_split_without_moving_a_glyph_and_actual_text_goes() -> None:
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 100), "Write abc@def.com for (x) notices", fontsize=11)
+    xref = page.get_contents()[0]
+    data = doc.xref_stream(xref)
+    before = [(w[4], round(w[0], 2)) for w in page.get_text("words")]
+    split = split_shown_strings(b"/Span <</ActualText (Jane Roe)>> BDC\n" + data + b"\nEMC\n", {"helv": 1})
+    assert split is not None and b"] TJ" in split
+    doc.update_stream(xref, split)
+    assert page.get_text().startswith("Jane Roe")  # MuPDF reads ActualText in place of the glyphs
+    stripped = strip_marked_text(split)
+    assert stripped is not None and b"Jane" not in stripped
+    doc.update_stream(xref, stripped)
+    assert [(w[4], round(w[0], 2)) for w in page.get_text("words")] == before
+    inline = b"BI /W 2 /H 1 /BPC 8 /CS /G ID \x00) EI Q (a) Tj"
+    assert split_shown_strings(b"/F1 9 Tf " + inline, {"F1": 1}) == b"/F1 9 Tf " + inline[:-6] + b"[<61>] TJ"
+
+
+def test_a_plan_file_round_trips_and_is_refused_for_another_document(tmp_path: Path) -> None:
+    planted = tricky_pdf(tmp_path / "tricky.pdf")
+    doc = open_pdf(planted.path.read_bytes())
+    prepare(doc)
+    found = find_candidates(read_pages(doc, None), Search(terms=("Harborview",)))
+    keep = found[0].key
+    plan = tmp_path / "plan.json"
+    plan.write_text(plan_json("t", "abc", found, {c.key for c in found if c.key != keep}, label=False))
+    candidates, accepted, label = read_plan(plan, "abc")
+    assert candidates == found and keep not in accepted and len(accepted) == len(found) - 1 and label is False
+    with pytest.raises(FolioError, match="another document"):
+        read_plan(plan, "def")
+
+
+# -- the command line ---------------------------------------------------------------------------------------
+def test_folio_redact_writes_the_copy_and_says_what_was_checked(tmp_path: Path) -> None:
+    planted = tricky_pdf(tmp_path / "tricky.pdf")
+    code, out, err = run_folio("redact", str(planted.path), "--patterns", "email", "--list")
+    assert code == 0 and "e-mail address" in out, err
+    code, _out, err = run_folio("redact", str(planted.path), "--terms", "Harborview")
+    assert code == 2 or (code == 1 and "--out" in err)
+    target = tmp_path / "copy.pdf"
+    code, out, err = run_folio("redact", str(planted.path), "--terms", "Harborview", "--patterns", "email",
+                               "--out", str(target))  # fmt: skip
+    assert code == 0, err
+    assert f"wrote {target}" in out and "checked:" in out and "the original is unchanged" in out
+    assert recoverable(target, [i for i in planted.items if i.accept], ocr=False) == {}
+    code, _out, err = run_folio("redact", str(planted.path), "--patterns", "email", "--out", str(target))
+    assert code == 1 and "already exists" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_exporter_keeps_a_checked_file_only_when_check_and_record_both_succeed(
+    tmp_path: Path, ctx: AppContext
+) -> None:
+    from app.export import Exporter
+
+    target = tmp_path / "copy.pdf"
+    audit = {"what": "redacted copy", "documents": ["a" * 64], "model_sha256": None}
+
+    def refuse(_tmp: Path) -> dict[str, object]:
+        raise RedactionFailed("page 1: e-mail address can still be found (pypdf text)")
+
+    with pytest.raises(RedactionFailed):
+        Exporter(ctx).checked(target, "pdf", b"%PDF-1.7", overwrite=False, audit=dict(audit), check=refuse)
+
+    def fail_to_record(_sha: str) -> dict[str, object]:
+        raise OSError("disk full")
+
+    seen: list[bytes] = []
+
+    def look(tmp: Path) -> dict[str, object]:
+        seen.append(tmp.read_bytes())  # the check reads the file as it will be kept
+        return {"proof": ["read"]}
+
+    with pytest.raises(OSError):
+        Exporter(ctx).checked(
+            target, "pdf", b"%PDF-1.7", overwrite=False, audit=dict(audit), check=look, record=fail_to_record
+        )
+    assert seen == [b"%PDF-1.7"]
+    assert not target.exists() and not list(tmp_path.glob(".copy.pdf.*")), "no file, no temp file left"
+    assert ctx.audit.entries() == []
+    done = Exporter(ctx).checked(target, "pdf", b"%PDF-1.7", overwrite=False, audit=dict(audit), check=look)
+    assert target.read_bytes() == b"%PDF-1.7" and done.sha256 == sha(target)
+    assert ctx.audit.entries()[-1].details["proof"] == ["read"] and ctx.audit.verify().ok
