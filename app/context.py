@@ -89,6 +89,6 @@ def open_app(paths: Paths | None = None) -> AppContext:
     ctx = AppContext(paths, settings, open_db(paths.db_file))
     ctx.db_inode = paths.db_file.stat().st_ino
     ctx.library.sweep_pending()  # page images of an add killed before its commit
-    if ctx.db.execute("SELECT 1 FROM blob_trash LIMIT 1").fetchone():
+    if ctx.library.trash_waiting():
         ctx.library.empty_trash()  # a purge was interrupted between its commit and deleting page images
     return ctx

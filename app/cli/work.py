@@ -252,12 +252,14 @@ def table_summary(table: ExtractionTable) -> str:
 def cmd_extractions(ctx: AppContext, _args: argparse.Namespace) -> int:
     from app.extraction.runner import ExtractionService
 
+    from app.store.extraction import ExtractionStore
+
     runs = ExtractionService(ctx).runs()
+    store = ExtractionStore(ctx.db)
     if not runs:
         print("No extraction runs yet. Start one with: folio extract --template contract_review PATH")
     for r in runs:
-        docs = ctx.db.execute("SELECT count(*) FROM extraction_run_documents WHERE run_id = ?", [r.id]).fetchone()[0]
-        cells = ctx.db.execute("SELECT count(*) FROM extraction_cells WHERE run_id = ?", [r.id]).fetchone()[0]
+        docs, cells = store.size(r.id)
         print(
             f"{r.id:>4}  {r.updated_at}  {r.status:<10} {r.template.key} v{r.template.version}  "
             f"{docs} doc(s), {cells}/{docs * len(r.template.fields)} fields  {r.model}"

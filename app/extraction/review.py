@@ -103,13 +103,10 @@ def field_values(ctx: AppContext, document_id: int, field_key: str) -> list[str]
     """A field's values for one document in every extraction run, newest first, as a reader should
     use them: a reviewer's correction over the model's value, nothing where the cell was rejected or
     the document does not state it (redaction offers the parties' names from here)."""
-    rows = ctx.db.execute(
-        "SELECT run_id, value, found FROM extraction_cells WHERE document_id = ? AND field_key = ? "
-        "ORDER BY run_id DESC",
-        [document_id, field_key],
-    ).fetchall()
+    from app.store.extraction import ExtractionStore
+
     values = []
-    for run_id, value, found in rows:
+    for run_id, value, found in ExtractionStore(ctx.db).field_in_runs(document_id, field_key):
         review = load_reviews(ctx, run_id).get((document_id, field_key))
         shown = review.final_value(value if found else "") if review is not None else (value if found else "")
         if shown.strip():

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.clock import now_iso
 from app.errors import FolioError, NotFound
-from app.store.db import insert_row
+from app.store.models import ModelRows
 from common.files import atomic_write_text, private_dir
 from inference.gguf_facts import ModelFacts, read_facts
 from ingest.load import file_sha256
@@ -193,7 +193,7 @@ def assemble_starter(models_dir: Path) -> Path:
 
 class ModelRegistry:
     def __init__(self, db: Database, models_dir: Path, notice: Callable[[str], None] | None = None) -> None:
-        self.db = db
+        self.rows = ModelRows(db)
         self.models_dir = models_dir
         self.facts_dir = models_dir / "facts"
         self.notice = notice  # told, in a few words, about slow one-off work (assembling the starter)
@@ -202,12 +202,12 @@ class ModelRegistry:
         return current_facts(model, self.facts_dir)
 
     def all(self) -> list[ModelRecord]:
-        return [ModelRecord.from_row(r) for r in self.db.table("models").rows_where(order_by="id")]
+        return [ModelRecord.from_row(r) for r in self.rows.all()]
 
     def starter_number(self) -> int:
         """The starter demo model's number, reserved with the library (migration m036): it holds
         whether or not the starter was set up yet."""
-        return int(self.db.table("model_numbers").get(STARTER_ROLE)["number"])
+        return self.rows.reserved(STARTER_ROLE)
 
     def lookup(self, ref: str) -> ModelRecord | None:
         """The model a user names: its number, its name as listed (case ignored) or its file name,
@@ -274,22 +274,20 @@ class ModelRegistry:
             "added_at": now_iso(),
         }
         model_id, created = self._register(sha, row, mm_path is not None)
-        return ModelRecord.from_row(self.db.table("models").get(model_id)), created
+        return ModelRecord.from_row(self.rows.get(model_id)), created
 
     def _register(self, sha: str, row: dict[str, Any], with_mmproj: bool) -> tuple[int, bool]:
         """Insert the model's row under its number, or update the row already there for this sha256:
         (id, inserted)."""
-        models = self.db.table("models")
         for _attempt in range(3):
-            existing = list(models.rows_where("sha256 = ?", [sha]))
-            if existing:
+            existing = self.rows.by_sha256(sha)
+            if existing is not None:
                 break
             # The number is read before the write transaction: a read inside it would pin a snapshot
             # that another process's insert makes stale, and SQLite then refuses our write outright.
             number = self._next_number(starter=bool(row["is_starter"]))
             try:
-                with self.db.atomic():
-                    return insert_row(self.db, "models", {"id": number, **row}), True
+                return self.rows.insert(number, row), True
             except sqlite3.IntegrityError:
                 # Another window or command registered a model between our look and our insert (two
                 # starts on a fresh home both set up the starter): the same file is theirs and ours;
@@ -301,23 +299,22 @@ class ModelRegistry:
         if not with_mmproj:
             update.pop("mmproj_path")
             update.pop("mmproj_sha256")
-        with self.db.atomic():
-            models.update(existing[0]["id"], update)
-        return int(existing[0]["id"]), False
+        self.rows.update(int(existing["id"]), update)
+        return int(existing["id"]), False
 
     def _next_number(self, *, starter: bool) -> int:
         """The starter takes its reserved number; any other model the number after every one given
         or reserved: a number, once given, stays with its file."""
         reserved = self.starter_number()
-        taken = [int(r["id"]) for r in self.db.table("models").rows_where(select="id")]
+        taken = self.rows.numbers()
         if starter and reserved not in taken:
             return reserved
         return max([*taken, reserved]) + 1
 
     def starter(self) -> ModelRecord:
-        rows = list(self.db.table("models").rows_where("is_starter = 1"))
-        if rows and Path(rows[0]["path"]).exists():
-            return ModelRecord.from_row(rows[0])
+        row = self.rows.starter()
+        if row is not None and Path(row["path"]).exists():
+            return ModelRecord.from_row(row)
         if self.notice is not None:
             self.notice("setting up the starter model (240 MB, once)")
         path = assemble_starter(self.models_dir)
@@ -337,9 +334,9 @@ class ModelRegistry:
         is checked against, so it is known before the file exists."""
         if settings.active_model:
             return self.active(settings).sha256
-        rows = list(self.db.table("models").rows_where("is_starter = 1"))
-        if rows:
-            return str(rows[0]["sha256"])
+        row = self.rows.starter()
+        if row is not None:
+            return str(row["sha256"])
         try:
             return starter_sha256()
         except ImportError as exc:
@@ -348,10 +345,10 @@ class ModelRegistry:
     def active(self, settings: Settings) -> ModelRecord:
         """The configured model, or the starter demo model when none is configured."""
         if settings.active_model:
-            rows = list(self.db.table("models").rows_where("sha256 = ?", [settings.active_model]))
-            if not rows:
+            row = self.rows.by_sha256(settings.active_model)
+            if row is None:
                 raise FolioError("the configured model is no longer registered; pick one with folio models use")
-            record = ModelRecord.from_row(rows[0])
+            record = ModelRecord.from_row(row)
             if not Path(record.path).exists():
                 raise FolioError(f"the model file {record.path} is missing (removable drive not attached?)")
             return record

@@ -56,6 +56,21 @@ class ExtractionStore:
                 )
         return run_id
 
+    def size(self, run_id: int) -> tuple[int, int]:
+        """(documents, cells) of a run."""
+        docs = self.db.execute("SELECT count(*) FROM extraction_run_documents WHERE run_id = ?", [run_id]).fetchone()
+        cells = self.db.execute("SELECT count(*) FROM extraction_cells WHERE run_id = ?", [run_id]).fetchone()
+        return int(docs[0]), int(cells[0])
+
+    def field_in_runs(self, document_id: int, field_key: str) -> list[tuple[int, str, bool]]:
+        """A field's cells for one document in every run, newest first: (run, value, found)."""
+        rows = self.db.execute(
+            "SELECT run_id, value, found FROM extraction_cells WHERE document_id = ? AND field_key = ? "
+            "ORDER BY run_id DESC",
+            [document_id, field_key],
+        ).fetchall()
+        return [(int(r), str(v or ""), bool(f)) for r, v, f in rows]
+
     def set_status(self, run_id: int, status: str) -> None:
         with self.db.atomic():
             self.db.table("extraction_runs").update(run_id, {"status": status, "updated_at": now_iso()})

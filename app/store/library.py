@@ -432,6 +432,10 @@ class Library:
     def blob_path(self, name: str) -> Path:
         return self.blobs_dir / name
 
+    def trash_waiting(self) -> bool:
+        """Whether a purge queued page images it did not get to delete (interrupted after its commit)."""
+        return self.db.execute("SELECT 1 FROM blob_trash LIMIT 1").fetchone() is not None
+
     def empty_trash(self) -> int:
         """Delete the image files a purge queued (`blob_trash`) that no document uses any more;
         returns how many files were deleted. A file that cannot be deleted stays queued."""

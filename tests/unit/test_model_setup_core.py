@@ -160,7 +160,7 @@ def test_a_model_registered_by_another_window_meanwhile_is_one_row(ctx, tiny_qwe
     """Two starts on a fresh home register the starter at once: the second finds the first's row
     between its look and its insert (sha256 is unique) and takes it instead of failing."""
     from app.context import open_app
-    from app.models import registry
+    from app.store import models as registry
 
     other = open_app()  # another window or command: its own connection to the same SQLite file
     real_insert = registry.insert_row
