@@ -251,7 +251,6 @@ def table_summary(table: ExtractionTable) -> str:
 
 def cmd_extractions(ctx: AppContext, _args: argparse.Namespace) -> int:
     from app.extraction.runner import ExtractionService
-
     from app.store.extraction import ExtractionStore
 
     runs = ExtractionService(ctx).runs()
