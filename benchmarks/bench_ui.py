@@ -159,7 +159,7 @@ def run_window(tokens: int) -> tuple[list[dict[str, object]], list[str]]:
     window.resize(1400, 860)
     window.show()
     recorder = Recorder()
-    window.chat_worker.chat_event.connect(recorder.on_event)
+    window.engine_worker.chat_event.connect(recorder.on_event)
     probe = Probe()
     rows: list[dict[str, object]] = []
 

@@ -56,8 +56,8 @@ from ui.work_menu import WorkMenu
 from ui.workers import (
     NAMES_STOPPED,
     AskJob,
-    ChatWorker,
     CompareJob,
+    EngineWorker,
     ExtractJob,
     IngestProgress,
     IngestWorker,
@@ -317,18 +317,18 @@ class MainWindow(QMainWindow):
 
     def _start_workers(self) -> None:
         # Worker signals go to methods of this window only (see ui/workers.py).
-        self.chat_worker = ChatWorker(self.ctx, self.session)
-        self.chat_thread: QThread = start_worker_thread(self.chat_worker, "folio-chat", cleanup="")
-        self.ask_job.connect(self.chat_worker.ask)
-        self.extract_job.connect(self.chat_worker.extract)
-        self.compare_job.connect(self.chat_worker.compare)
-        self.names_job.connect(self.chat_worker.names)
-        self.chat_worker.compare_event.connect(self._on_compare_event)
-        self.chat_worker.names_event.connect(self._on_names_event)
-        self.chat_worker.chat_event.connect(self._on_chat_event)
-        self.chat_worker.extraction_event.connect(self._on_extraction_event)
-        self.chat_worker.failed.connect(self._on_chat_failed)
-        self.chat_worker.finished.connect(self._on_chat_finished)
+        self.engine_worker = EngineWorker(self.ctx, self.session)
+        self.engine_thread: QThread = start_worker_thread(self.engine_worker, "folio-engine-jobs", cleanup="")
+        self.ask_job.connect(self.engine_worker.ask)
+        self.extract_job.connect(self.engine_worker.extract)
+        self.compare_job.connect(self.engine_worker.compare)
+        self.names_job.connect(self.engine_worker.names)
+        self.engine_worker.compare_event.connect(self._on_compare_event)
+        self.engine_worker.names_event.connect(self._on_names_event)
+        self.engine_worker.chat_event.connect(self._on_chat_event)
+        self.engine_worker.extraction_event.connect(self._on_extraction_event)
+        self.engine_worker.failed.connect(self._on_chat_failed)
+        self.engine_worker.finished.connect(self._on_chat_finished)
 
         self.ingest_worker = IngestWorker(self.ctx)
         self.ingest_thread: QThread = start_worker_thread(self.ingest_worker, "folio-ingest", cleanup="")
@@ -450,7 +450,7 @@ class MainWindow(QMainWindow):
         if engine_changed:
             # The chat worker drops its engine after the current answer; the next question makes a new
             # one from the new settings (a model server, or the local engine with the new plan).
-            QMetaObject.invokeMethod(self.chat_worker, "shutdown", Qt.ConnectionType.QueuedConnection)
+            QMetaObject.invokeMethod(self.engine_worker, "shutdown", Qt.ConnectionType.QueuedConnection)
 
     def _on_ingest_progress(self, progress: IngestProgress) -> None:
         if progress.index == 0 and progress.pages is None:
@@ -669,7 +669,7 @@ class MainWindow(QMainWindow):
     def stop(self) -> None:
         if self._job is None:
             return
-        self.chat_worker.cancel()
+        self.engine_worker.cancel()
         self.status.set_engine("stopping")
 
     def _start_job(self, job: Job) -> None:
@@ -886,9 +886,9 @@ class MainWindow(QMainWindow):
             if self.redaction is not None:
                 self.redaction.worker.cancel()
                 self.redaction.shutdown()
-            self.chat_worker.cancel()
+            self.engine_worker.cancel()
             self.ingest_worker.cancel()
-            for worker, thread in ((self.chat_worker, self.chat_thread), (self.ingest_worker, self.ingest_thread)):
+            for worker, thread in ((self.engine_worker, self.engine_thread), (self.ingest_worker, self.ingest_thread)):
                 if thread.isRunning():  # run the worker's cleanup on its own thread, then stop it
                     QMetaObject.invokeMethod(worker, "shutdown", Qt.ConnectionType.BlockingQueuedConnection)
                     thread.quit()

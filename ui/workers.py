@@ -67,7 +67,7 @@ class IngestProgress:
     pages: ReadProgress | None = None  # within the file: pages read so far (OCR is the slow part)
 
 
-class ChatWorker(QObject):
+class EngineWorker(QObject):
     chat_event = Signal(object)  # app.chat.ChatEvent
     extraction_event = Signal(object)  # app.extraction.runner.ExtractionEvent
     compare_event = Signal(object)  # Redline, then Progress..., then Summary or SummaryUnavailable

@@ -76,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
         "ask",
         help="ask a question about a document",
         description="Ask a question; the answer streams to stdout and is stored. Then each sentence's verdict "
-        "(quoted, supported, wrong page, source added by Folio, unsupported) follows in a footer.",
+        "(quoted, supported, wrong page, source added by Folio, partly supported, unsupported) follows in a footer.",
     )
     ask.add_argument("documents", nargs="+", metavar="DOC", help="document id(s) or path(s), then the question")
     ask.add_argument("--conversation", type=int, metavar="ID", help="continue this conversation")

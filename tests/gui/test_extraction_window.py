@@ -36,8 +36,8 @@ def test_run_fills_the_table_live_and_frees_the_engine(qtbot, window, contract_p
     assert all(dialog.table.model.table.cell(doc.id, k) is not None for k in ("governing_law", "monthly_fee"))
     assert dialog.close_button.isEnabled() and window.chat.send_button.isEnabled()
     assert window.engine_label.text() == "engine: idle"
-    assert window.chat_worker._extraction is not None
-    assert window.chat_worker._extraction.session is window.chat_worker._service.session  # the same llama.cpp owner
+    assert window.engine_worker._extraction is not None
+    assert window.engine_worker._extraction.session is window.engine_worker._service.session  # the same llama.cpp owner
 
 
 def test_cancel_stops_the_run_and_keeps_what_is_stored(qtbot, window, contract_pdf: Path) -> None:  # type: ignore[no-untyped-def]

@@ -240,5 +240,5 @@ def test_closing_twice_does_not_hang(qtbot, starter_home: Path) -> None:  # type
     window.close()
     window.close()  # used to block forever on a worker whose thread had stopped
     assert time.monotonic() - started < 15
-    assert not window.chat_thread.isRunning() and not window.viewer.render_thread.isRunning()
+    assert not window.engine_thread.isRunning() and not window.viewer.render_thread.isRunning()
     ctx.close()

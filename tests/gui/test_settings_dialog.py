@@ -204,14 +204,14 @@ def test_engine_settings_apply_to_the_next_question(qtbot, window, contract_pdf:
     qtbot.waitUntil(lambda: window.library.list.count() == 1, timeout=30000)
     window.library.list.item(0).setSelected(True)
     ask("Which law governs this agreement?")
-    first = window.chat_worker._service
+    first = window.engine_worker._service
     assert first is not None and first.engine.config.n_threads != 1
     dialog = window.setup_menu.show_settings()
     dialog.threads.setValue(1)
     dialog.save()
-    qtbot.waitUntil(lambda: window.chat_worker._service is None, timeout=20000)
+    qtbot.waitUntil(lambda: window.engine_worker._service is None, timeout=20000)
     ask("Who are the parties?")
-    second = window.chat_worker._service
+    second = window.engine_worker._service
     assert second is not None and second is not first and second.engine.config.n_threads == 1
     messages = window.conversations.messages(window.conversation_id)
     assert [m.status for m in messages if m.role == "assistant"] == ["complete", "complete"]
