@@ -163,15 +163,25 @@ class Conversations:
             self.db.table("conversations").update(conversation_id, {"title": title.strip() or "Untitled"})
 
     def last_exchange(self, conversation_id: int) -> tuple[int, str]:
-        """The last question (its message id and text), to ask again (Regenerate). Raises NotFound
-        when there is none."""
-        row = self.db.execute(
-            "SELECT id, text FROM messages WHERE conversation_id = ? AND role = 'user' ORDER BY seq DESC LIMIT 1",
+        """The last question (the id of its first message and its text), to ask again (Regenerate).
+        A regenerate that failed left the same question with an error after the answer it was to
+        replace: asking again replaces both, from the first. Raises NotFound when there is none."""
+        rows = self.db.execute(
+            "SELECT id, role, text, status FROM messages WHERE conversation_id = ? ORDER BY seq",
             [conversation_id],
-        ).fetchone()
-        if row is None:
+        ).fetchall()
+        questions = [k for k, r in enumerate(rows) if r[1] == "user"]
+        if not questions:
             raise NotFound(f"conversation {conversation_id} has no question to ask again")
-        return int(row[0]), str(row[1])
+        at = questions[-1]
+        text = str(rows[at][2])
+        for earlier in reversed(questions[:-1]):
+            answers = [r for r in rows[at + 1 :] if r[1] == "assistant"][:1]
+            failed = not answers or answers[0][3] in ("error", "cancelled")
+            if not failed or rows[earlier][2] != text:
+                break
+            at = earlier
+        return int(rows[at][0]), text
 
     def drop_exchange(self, conversation_id: int, user_id: int, until_id: int) -> None:
         """Remove a question and the answer(s) after it, up to (not including) message `until_id`, in

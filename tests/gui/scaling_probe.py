@@ -238,7 +238,7 @@ def _document_windows(ctx, window, doc_id: int, path: Path) -> list[tuple[str, Q
     window.refresh_library(select=doc_id)
     table = window.work_menu.show_table(store_sample_cells(ctx, doc_id))
     old = ctx.library.get(doc_id)
-    view = CompareView(old.title, new.title, window)
+    view = CompareView(ctx, old.title, new.title, window)
     view.show_redline(compare(version_from_library(ctx, doc_id), version_from_library(ctx, new.id)))
     return [("extraction table", table.window()), ("compare", view)]
 

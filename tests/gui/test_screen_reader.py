@@ -110,7 +110,7 @@ def test_extraction_cells_and_compared_changes_are_said_in_words(answered, tmp_p
 
     old, new = edited_contract(tmp_path)
     ids = [window.ctx.library.add(p).document.id for p in (old, new)]
-    compared = CompareView("msa-v1", "msa-v2", window)
+    compared = CompareView(window.ctx, "msa-v1", "msa-v2", window)
     compared.show_redline(compare(version_from_library(window.ctx, ids[0]), version_from_library(window.ctx, ids[1])))
     compared.show()
     changes = QAccessible.queryAccessibleInterface(compared.changes)
@@ -130,7 +130,7 @@ def test_the_dialogs_name_and_describe_every_control_too(answered) -> None:  # t
     window = answered
     for top in (
         SettingsDialog(window.ctx, window),
-        CompareView("msa-v1", "msa-v2", window),
+        CompareView(window.ctx, "msa-v1", "msa-v2", window),
         ExtractionRunDialog(window.ctx, "Contract review", 2, window),
     ):
         top.show()
