@@ -171,7 +171,7 @@ class MainWindow(QMainWindow):
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         file_menu.addMenu(self.recent_menu)
         file_menu.addSeparator()
-        redact_action = QAction("Export &redacted copy…", self)
+        redact_action = QAction("Export re&dacted copy…", self)
         redact_action.setToolTip("A new PDF of the document with names, numbers and passages removed for real")
         redact_action.triggered.connect(lambda: self.redact_current())
         file_menu.addAction(redact_action)

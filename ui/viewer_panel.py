@@ -113,7 +113,7 @@ class DocumentViewer(QWidget):
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
         controls: list[QWidget] = [self.prev_button, self.page_label, self.next_button, self.zoom_out_button]
-        controls += [self.zoom_label, self.zoom_in_button, self.fit_button, self.mark_button, self.clear_marks_button]
+        controls += [self.zoom_label, self.zoom_in_button, self.fit_button]
         for widget in controls:
             bar.addWidget(widget)
         bar.addStretch(1)
@@ -203,7 +203,14 @@ class DocumentViewer(QWidget):
             self.stack.addWidget(widget)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        layout.addWidget(self.title)
+        # Marking areas to redact sits beside the name, which gives way (elided), so the page controls'
+        # row keeps the width it needs on a small screen.
+        title_row = QHBoxLayout()
+        title_row.setContentsMargins(0, 0, 0, 0)
+        title_row.addWidget(self.title, 1)
+        title_row.addWidget(self.mark_button)
+        title_row.addWidget(self.clear_marks_button)
+        layout.addLayout(title_row)
         layout.addLayout(bar)
         layout.addWidget(self.banner)
         layout.addWidget(self.stack, 1)
@@ -227,6 +234,7 @@ class DocumentViewer(QWidget):
         """Tab goes through the page controls, then the page (or the clip, or the text)."""
         controls: list[QWidget] = [self.prev_button, self.next_button, self.zoom_out_button, self.zoom_in_button]
         pages: list[QWidget] = [self.fit_button, self.thumbnails, self.page_scroll, self.text_view]
+        controls = [self.mark_button, self.clear_marks_button, *controls]  # on the row above
         return [*controls, *pages, self.sheet_button, self.frame_scroll, self.strip, self.flow]
 
     def focus_page(self) -> None:

@@ -24,6 +24,8 @@ LAYOUT_ORDER = [
     "newConversation",
     "renameConversation",
     "deleteConversation",
+    "markAreas",
+    "clearMarks",
     "previousPage",
     "nextPage",
     "zoomOut",
