@@ -189,6 +189,9 @@ class MainWindow(QMainWindow):
         find_action.triggered.connect(self.library.focus_search)
         edit_menu.addAction(find_action)
         self.find_action = find_action
+        edit_menu.addSeparator()
+        edit_menu.addAction(self.viewer.mark_action)
+        edit_menu.addAction(self.viewer.clear_marks_action)
         self._build_view_menu()
 
     def _build_view_menu(self) -> None:

@@ -65,12 +65,18 @@ class RedactionWorker(QObject):
             self._redactor = Redactor(self._ctx)
         return self._redactor
 
+    def _waited_out(self) -> bool:
+        """Cancel was pressed while this job waited its turn: it does not start (a context manager
+        cannot skip its body, so each job asks this first)."""
+        if self._redactor is None or not self._redactor.process.stopped:
+            return False
+        self._redactor.process.resume()  # the stop was for this job
+        self.cancelled.emit()
+        return True
+
     @contextmanager
     def _job(self) -> Iterator[None]:
-        process = self._redactor.process if self._redactor is not None else None
         try:
-            if process is not None and process.stopped:  # Cancel pressed while this job waited its turn
-                raise Cancelled()
             yield
         except Cancelled:
             self.cancelled.emit()
@@ -84,6 +90,8 @@ class RedactionWorker(QObject):
 
     @Slot(object)
     def find(self, job: FindJob) -> None:
+        if self._waited_out():
+            return
         with self._job():
             redactor = self._work()
             source = self._sources.get(job.document_id)
@@ -95,6 +103,8 @@ class RedactionWorker(QObject):
 
     @Slot(object)
     def export(self, job: ExportJob) -> None:
+        if self._waited_out():
+            return
         with self._job():
             done = self._work().export(
                 job.source,

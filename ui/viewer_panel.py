@@ -2,7 +2,7 @@
 
 Citations and search hits open here: the page is drawn with the quoted passage marked, or the
 strip jumps to the frame at the cited time. Pages are drawn by a RenderWorker on its own thread.
-With *Mark* on, a drag over a PDF page drawn from its file marks an area to redact (File > Export
+With Edit > Mark areas to redact on, a drag over a PDF page drawn from its file marks an area to redact (File > Export
 redacted copy... lists it); marks are kept per document while the window is open.
 """
 
@@ -12,6 +12,7 @@ import re
 
 from PySide6.QtCore import QSize, Qt, QThread, QTimer, Signal
 from PySide6.QtGui import (
+    QAction,
     QColor,
     QIcon,
     QImage,
@@ -100,14 +101,15 @@ class DocumentViewer(QWidget):
         self.zoom_in_button = _tool("+", "Zoom in", "Ctrl+=", self.zoom_in, "zoomIn")
         self.fit_button = _tool("Fit", "Fit the page to the width", "", self.fit, "fitWidth")
         self.zoom_label = QLabel("")
-        self.mark_button = _tool(
-            "Mark", "Mark areas to redact: drag over the page (File > Export redacted copy…)", "", None, "markAreas"
-        )
-        self.mark_button.setCheckable(True)
-        self.mark_button.toggled.connect(self._set_marking)
-        self.clear_marks_button = _tool(
-            "✕", "Clear the areas marked to redact on this page", "", self._clear_marks, "clearMarks"
-        )
+        # Marking areas to redact is in the Edit menu (and the page's own menu), not a button: the page
+        # controls' row must fit a small screen as it is.
+        self.mark_action = QAction("&Mark areas to redact", self)
+        self.mark_action.setToolTip("Drag over the page to mark an area to redact (File > Export redacted copy…)")
+        self.mark_action.setCheckable(True)
+        self.mark_action.toggled.connect(self._set_marking)
+        self.clear_marks_action = QAction("C&lear the areas marked on this page", self)
+        self.clear_marks_action.triggered.connect(self._clear_marks)
+        self.clear_marks_action.setEnabled(False)
         # The name on a line of its own above the page controls: beside them it left a narrow
         # viewer (a 1280x720 screen at 150%) room for a dozen characters of it.
         bar = QHBoxLayout()
@@ -203,14 +205,7 @@ class DocumentViewer(QWidget):
             self.stack.addWidget(widget)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        # Marking areas to redact sits beside the name, which gives way (elided), so the page controls'
-        # row keeps the width it needs on a small screen.
-        title_row = QHBoxLayout()
-        title_row.setContentsMargins(0, 0, 0, 0)
-        title_row.addWidget(self.title, 1)
-        title_row.addWidget(self.mark_button)
-        title_row.addWidget(self.clear_marks_button)
-        layout.addLayout(title_row)
+        layout.addWidget(self.title)
         layout.addLayout(bar)
         layout.addWidget(self.banner)
         layout.addWidget(self.stack, 1)
@@ -234,7 +229,6 @@ class DocumentViewer(QWidget):
         """Tab goes through the page controls, then the page (or the clip, or the text)."""
         controls: list[QWidget] = [self.prev_button, self.next_button, self.zoom_out_button, self.zoom_in_button]
         pages: list[QWidget] = [self.fit_button, self.thumbnails, self.page_scroll, self.text_view]
-        controls = [self.mark_button, self.clear_marks_button, *controls]  # on the row above
         return [*controls, *pages, self.sheet_button, self.frame_scroll, self.strip, self.flow]
 
     def focus_page(self) -> None:
@@ -643,8 +637,8 @@ class DocumentViewer(QWidget):
     def _show_marks(self) -> None:
         here = tuple(r for p, r in self.marks.get(self.doc.id, []) if p == self.page_number) if self.doc else ()
         self.canvas.set_redactions(here)
-        self.canvas.set_marking(self.mark_button.isChecked() and self._markable)
-        self.clear_marks_button.setEnabled(bool(here))
+        self.canvas.set_marking(self.mark_action.isChecked() and self._markable)
+        self.clear_marks_action.setEnabled(bool(here))
 
     # -- state -------------------------------------------------------------------------------------
     def _current_page(self) -> StoredPage | None:
@@ -664,7 +658,7 @@ class DocumentViewer(QWidget):
         for widget in (self.prev_button, self.next_button, self.zoom_in_button, self.zoom_out_button):
             widget.setEnabled(paged)
         self.fit_button.setEnabled(paged)
-        self.mark_button.setEnabled(paged and not self._flowing())
+        self.mark_action.setEnabled(paged and not self._flowing())
         if paged and page is not None and self._flowing():
             clause = f"§ {page.label}, " if page.label else ""
             self.page_label.setText(f"{clause}¶ {page.number} of {len(self.pages)}")

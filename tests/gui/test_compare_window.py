@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.contract_versions import edited_contract
+from ui.conversation_state import Job
 
 pytestmark = [pytest.mark.gui, pytest.mark.e2e]
 
@@ -22,7 +23,7 @@ def test_compare_shows_both_sides_jumps_to_a_change_and_summarises(qtbot, window
     window.compare_selected(ids)
     view = window.comparison
     assert view is not None and view.isVisible()
-    assert window._job == "compare" and not window.chat.send_button.isEnabled()  # one engine
+    assert window._job is Job.COMPARE and not window.chat.send_button.isEnabled()  # one engine
     qtbot.waitUntil(lambda: view.redline is not None, timeout=60000)
     assert view.changes.count() == 2
     assert "changed" in view.changes.item(0).text() and "15,000" in view.changes.item(0).text()

@@ -24,8 +24,6 @@ LAYOUT_ORDER = [
     "newConversation",
     "renameConversation",
     "deleteConversation",
-    "markAreas",
-    "clearMarks",
     "previousPage",
     "nextPage",
     "zoomOut",

@@ -12,6 +12,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
 from tests.fixtures.redaction import recoverable, squash, tricky_pdf
+from ui.conversation_state import Job
 
 pytestmark = pytest.mark.gui
 
@@ -36,7 +37,7 @@ def test_a_marked_area_and_a_kind_accepted_make_a_checked_copy(qtbot, window, tm
     window.viewer.open_document(doc.id)
     viewer = window.viewer
     qtbot.waitUntil(lambda: viewer.last is not None and viewer._markable, timeout=60000)
-    viewer.mark_button.setChecked(True)
+    viewer.mark_action.setChecked(True)
     canvas = viewer.canvas
     z = canvas.zoom
     # Drag over the line "Write to ... for notices." on page 1 (page units 60..560 x 105..125).
@@ -95,7 +96,7 @@ def test_the_model_suggests_names_and_only_printed_ones_are_offered(qtbot, windo
     doc = window.ctx.library.add(path).document
     dialog = _open_dialog(qtbot, window, doc.id)
     dialog.names_button.click()
-    assert window._job == "names" and not window.chat.send_button.isEnabled()  # one engine
+    assert window._job is Job.NAMES and not window.chat.send_button.isEnabled()  # one engine
     qtbot.waitUntil(lambda: window._job is None, timeout=600000)
     qtbot.waitUntil(lambda: not dialog.busy, timeout=120000)
     assert dialog.names_note.startswith("The model ("), dialog.names_note
