@@ -690,16 +690,22 @@ class Exporter:
         self.ctx = ctx
 
     def _finish(self, path: Path, fmt: str, data: bytes, overwrite: bool, audit: dict[str, Any]) -> ExportResult:
-        write_new(path, data, overwrite=overwrite)
-        digest = hashlib.sha256(data).hexdigest()
-        self.ctx.audit.record(
-            "export",
-            documents=audit.pop("documents"),
-            model_sha256=audit.pop("model_sha256"),
-            settings=audited_settings(self.ctx.settings),
-            details={**audit, "path": str(path), "format": fmt, "sha256": digest, "bytes": len(data)},
-        )
-        return ExportResult(path, fmt, digest, len(data))
+        """The file and its audit entry, both or neither: an export that cannot be recorded (a library
+        locked by another Folio, a full disk) leaves no file behind."""
+        return self.checked(path, fmt, data, overwrite=overwrite, audit=audit, check=lambda _written: {})
+
+    def redaction_plan(
+        self, path: Path, data: bytes, *, document_sha256: str, candidates: int, overwrite: bool = False
+    ) -> ExportResult:
+        """A redaction plan (`folio redact --save-plan`): it names what is to be removed, so it is as
+        sensitive as the document and recorded like any export."""
+        audit = {
+            "what": "redaction plan",
+            "candidates": candidates,
+            "documents": [document_sha256],
+            "model_sha256": None,
+        }
+        return self._finish(path, "json", data, overwrite, audit)
 
     def checked(
         self,

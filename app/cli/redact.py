@@ -119,11 +119,13 @@ def cmd_redact(ctx: AppContext, args: argparse.Namespace) -> int:
             return 0
         if args.save_plan:
             path = Path(args.save_plan).expanduser()
-            from app.export import write_new
+            from app.export import Exporter
 
-            write_new(
+            Exporter(ctx).redaction_plan(
                 path,
                 plan_json(source.title, source.sha256, candidates, accepted, label=label).encode(),
+                document_sha256=source.sha256,
+                candidates=len(candidates),
                 overwrite=args.force,
             )
             print(f'wrote {path}: {len(candidates)} candidate(s); set "accept" to false for those to keep')

@@ -388,23 +388,6 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
     (
-        # A model's number is its models.id, given when it is registered. The starter demo model is
-        # registered only when first used, so its number is reserved here, once per library: 1 in a
-        # new library, its id where it is registered already, else the next free number. Listing
-        # models never registers anything, and `folio models use N` means the same model every time.
-        "m036_model_numbers",
-        """
-        CREATE TABLE model_numbers (
-            role TEXT PRIMARY KEY,
-            number INTEGER NOT NULL UNIQUE
-        );
-        INSERT INTO model_numbers (role, number) VALUES ('starter', COALESCE(
-            (SELECT MIN(id) FROM models WHERE is_starter = 1),
-            (SELECT COALESCE(MAX(id), 0) + 1 FROM models)
-        ));
-        """,
-    ),
-    (
         # The log of each redacted copy written: what kinds were removed on which pages and how many,
         # what else was taken out of the file, and what the proof checked; never the redacted words.
         # A purged document leaves its logs (they hold no text of it) without the link.
@@ -424,6 +407,23 @@ MIGRATIONS: list[tuple[str, str]] = [
             created_at TEXT NOT NULL
         );
         CREATE INDEX redactions_document ON redactions(document_id);
+        """,
+    ),
+    (
+        # A model's number is its models.id, given when it is registered. The starter demo model is
+        # registered only when first used, so its number is reserved here, once per library: 1 in a
+        # new library, its id where it is registered already, else the next free number. Listing
+        # models never registers anything, and `folio models use N` means the same model every time.
+        "m036_model_numbers",
+        """
+        CREATE TABLE model_numbers (
+            role TEXT PRIMARY KEY,
+            number INTEGER NOT NULL UNIQUE
+        );
+        INSERT INTO model_numbers (role, number) VALUES ('starter', COALESCE(
+            (SELECT MIN(id) FROM models WHERE is_starter = 1),
+            (SELECT COALESCE(MAX(id), 0) + 1 FROM models)
+        ));
         """,
     ),
 ]

@@ -46,6 +46,9 @@ def _exports(ctx: AppContext, ids: dict[str, int], folder: Path) -> dict[str, Ca
         "redline": lambda: exporter.redline(_redline(ctx, ids), folder / "redline.docx"),  # type: ignore[arg-type]
         "audit_log": lambda: exporter.audit_log(folder / "audit.csv"),
         "checks": lambda: exporter.checks([ids["old"]], folder / "dates.ics", what="key dates"),
+        "redaction_plan": lambda: exporter.redaction_plan(
+            folder / "plan.json", b"{}", document_sha256="0" * 64, candidates=0
+        ),
         "checked": lambda: exporter.checked(
             folder / "copy.txt",
             "txt",
