@@ -31,6 +31,9 @@ def test_engine_killed_mid_answer_is_reported_and_the_next_question_works(window
     window.add_paths([str(contract_pdf)])
     qtbot.waitUntil(lambda: window.library.list.count() == 1, timeout=30000)
     window.library.list.item(0).setSelected(True)
+    # The page-drawing child starts with the first page shown: wait for it, so the one child the
+    # question starts is the engine's.
+    qtbot.waitUntil(lambda: window.viewer.last is not None, timeout=30000)
     before = {p.pid for p in _engines()}
     window.chat.input.setPlainText("Write a long story about the parties to this agreement.")
     window.chat.send_button.click()
