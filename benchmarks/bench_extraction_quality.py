@@ -768,8 +768,11 @@ def calibrate(sets: list[str], args: argparse.Namespace) -> int:
             f"| {kind} | {len(mine)} | {sum(p.truth for p in mine)} | {chosen.cut:.3f} | {chosen.cv_precision:.0%} "
             f"| {chosen.cv_recall:.0%} | {chosen.cv_accuracy:.0%} |"
         )
+    # The record names the contracts actually scored: a --cached-only run may have fewer than the sets hold.
+    scored = len({p.contract for p in points})
+    where = " + ".join(SETS.get(n, n) for n in sets)
     calibration = Calibration(
-        model_sha, eval_label(), f"{' + '.join(SETS.get(n, n) for n in sets)}, {time.strftime('%Y-%m-%d')}", fields
+        model_sha, eval_label(), f"{scored} contracts of {where}, {time.strftime('%Y-%m-%d')}", fields
     )
     path = calibration_path(asset_path("calibration"), model_sha)
     path.write_text(calibration.to_json(), encoding="utf-8")
