@@ -775,6 +775,7 @@ def calibrate(sets: list[str], args: argparse.Namespace) -> int:
         model_sha, eval_label(), f"{scored} contracts of {where}, {time.strftime('%Y-%m-%d')}", fields
     )
     path = calibration_path(asset_path("calibration"), model_sha)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(calibration.to_json(), encoding="utf-8")
     lines += ["", f"Written to assets/calibration/{path.name} ({len(fields)} fields)."]
     print("\n".join(lines))
