@@ -81,6 +81,9 @@ def test_pages_read_in_the_child_are_reported_here_as_they_finish(tmp_path: Path
         doc = reader.load(pdf, progress=lambda p: heard.append((p, threading.current_thread().name)))
     finally:
         reader.close()
-    assert [(p.done, p.total) for p, _thread in heard] == [(1, 3), (2, 3), (3, 3)]
+    # Pages are read side by side (one per core): two that finish together may arrive as one step.
+    steps = [(p.done, p.total) for p, _thread in heard]
+    assert steps[-1] == (3, 3) and len(steps) >= 2 and all(total == 3 for _done, total in steps)
+    assert [done for done, _total in steps] == sorted(set(done for done, _total in steps))  # only forward
     assert {thread for _p, thread in heard} == {threading.current_thread().name}  # on the calling thread
     assert all(p.ocr for p in doc.pages) and any(s.words for s in doc.segments)
