@@ -5,7 +5,7 @@ Why this reader and not the `gguf` package: listing the models on a machine must
 `gguf` package's GGUFReader takes ~10 s on a 248K-token vocabulary (benchmarks/RESULTS.md, 'Model
 discovery'); llama.cpp's reader parses the same header in a small fraction of that. And it is the
 very parser that will load the model, so a file discovery accepts is a file llama.cpp can open.
-The full facts (inference.gguf_facts, with the `gguf` package) are read once, when a model is chosen.
+The full facts (inference.gguf_facts) are made from `read_contents`, once, when a model is chosen.
 
 No tensor data is read (no ggml context is asked for), only the header: every key-value pair and the
 tensor table. A file that is not a GGUF, or is damaged or cut short, gives a one-line ModelFileError.
@@ -123,6 +123,39 @@ def read_header(path: str | Path) -> GGUFHeader:
     )
 
 
+@dataclass(frozen=True)
+class GGUFContents:
+    """A model file's whole header: what `inference.gguf_facts` makes its facts from."""
+
+    size_bytes: int
+    data_end: int  # where the last tensor's data ends; beyond size_bytes for a file cut short
+    values: dict[str, Scalar | list[Scalar]]  # scalars, and numeric arrays of up to `max_array` items
+    array_lengths: dict[str, int]  # every array's length (the vocabulary's, the merges' ...)
+    tensors: tuple[tuple[str, int], ...]  # name and bytes of data, in file order
+
+
+def read_contents(path: str | Path, *, max_array: int = 512) -> GGUFContents:
+    """Every key-value pair and the tensor table. A file whose tensor data runs past its end is NOT
+    refused here: `data_end` says so, and the caller words it."""
+    with _opened(Path(path), whole=False) as (lib, ctx, size):
+        values: dict[str, Scalar | list[Scalar]] = dict(_scalars(lib, ctx))
+        lengths: dict[str, int] = {}
+        for i in range(int(lib.gguf_get_n_kv(ctx))):
+            if int(lib.gguf_get_kv_type(ctx, i)) != _ARRAY:
+                continue
+            key, n = _text(lib.gguf_get_key(ctx, i)), int(lib.gguf_get_arr_n(ctx, i))
+            lengths[key] = n
+            kind = int(lib.gguf_get_arr_type(ctx, i))
+            if n <= max_array and kind in _GETTERS:  # numbers (per-layer sizes); strings and nested arrays skipped
+                items = ctypes.cast(lib.gguf_get_arr_data(ctx, i), ctypes.POINTER(_GETTERS[kind][1] * n)).contents
+                values[key] = list(items)
+        tensors = tuple(
+            (_text(lib.gguf_get_tensor_name(ctx, i)), int(lib.gguf_get_tensor_size(ctx, i)))
+            for i in range(int(lib.gguf_get_n_tensors(ctx)))
+        )
+        return GGUFContents(size, _data_end(lib, ctx), values, lengths, tensors)
+
+
 def read_metadata(path: str | Path) -> dict[str, Scalar]:
     """Every key-value pair: scalars as values, arrays as their length."""
     with _opened(Path(path)) as (lib, ctx, _size):
@@ -145,6 +178,7 @@ def _lib() -> Any:
         "gguf_get_kv_type": (ctypes.c_int, [c_ctx, i64]),
         "gguf_get_arr_type": (ctypes.c_int, [c_ctx, i64]),
         "gguf_get_arr_n": (ctypes.c_size_t, [c_ctx, i64]),
+        "gguf_get_arr_data": (ctypes.c_void_p, [c_ctx, i64]),
         "gguf_get_val_str": (ctypes.c_char_p, [c_ctx, i64]),
         "gguf_get_n_tensors": (i64, [c_ctx]),
         "gguf_get_tensor_name": (ctypes.c_char_p, [c_ctx, i64]),
@@ -163,7 +197,7 @@ def _lib() -> Any:
 
 
 @contextmanager
-def _opened(path: Path) -> Iterator[tuple[Any, int, int]]:
+def _opened(path: Path, *, whole: bool = True) -> Iterator[tuple[Any, int, int]]:
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -177,7 +211,7 @@ def _opened(path: Path) -> Iterator[tuple[Any, int, int]]:
     if not ctx:
         raise ModelFileError(_why(path, errors))
     try:
-        if _data_end(lib, ctx) > size:
+        if whole and _data_end(lib, ctx) > size:
             # llama.cpp's loader refuses this too ('tensor data is not within the file bounds').
             raise ModelFileError(f"{path.name}: the file is incomplete (its weights are cut short)")
         yield lib, ctx, size

@@ -36,10 +36,11 @@ def folio_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def shared_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One assembled starter model (and its cached GGUF facts) for the whole run."""
     from app.models.registry import assemble_starter, read_facts_cached
+    from tests.fixtures.model_facts import remember
 
     models = tmp_path_factory.mktemp("models")
     path = assemble_starter(models)
-    read_facts_cached(path, models / "facts")
+    remember(path, read_facts_cached(path, models / "facts"))
     return models
 
 

@@ -29,7 +29,7 @@ from inference.drafters import PromptLookup
 from inference.engine import LocalEngine
 from inference.engine_api import EngineConfig, GenerateRequest, Sampling
 from inference.events import EngineEvent, GenerationStats, TokenText
-from inference.gguf_facts import read_facts
+from tests.fixtures.model_facts import facts_of
 from inference.llama_native import ContextParams, NativeContext, NativeModel, NativeSampler, lib
 from inference.prompt import PromptDocument, SourceBlock, build_messages, render_prompt
 from inference.speculative import Pace
@@ -87,7 +87,7 @@ def case(request: pytest.FixtureRequest) -> Case:
 
 
 def _request(model: Path, question: str, *, thinking: bool = False, **sampling: float) -> GenerateRequest:
-    facts = read_facts(model)
+    facts = facts_of(model)
     template = template_for(facts.architecture, facts.chat_template)
     pages = [SourceBlock(f"[p. {i}]", clause) for i, clause in enumerate(CLAUSES, 7)]
     doc = PromptDocument(1, "Master Services Agreement", pages)
