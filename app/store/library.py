@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from app.clock import now_iso
 from app.errors import LibraryGone, NotFound
 from app.store.db import insert_row
+from app.store.matters import Matters
 from ingest import Document, Limits, Segment
 from ingest import load as ingest_load
 from ingest.document import Attachment, OcrWord, VideoInfo
@@ -120,6 +121,7 @@ class Library:
         audit: DocumentAudit,
         ocr: OcrOptions | None = None,
         resume_dir: Path | None = None,
+        matter_id: int | None = None,
     ) -> None:
         self._written: list[str] = []  # blobs the add in progress wrote (taken back if it fails)
         self._journal = Path()  # the add in progress notes each blob here before writing it
@@ -129,6 +131,15 @@ class Library:
         self.ocr = ocr or OcrOptions()  # how scanned pages of files added from here are read
         # Where a scanned PDF's pages are kept while it is read, so an interrupted add resumes.
         self.resume_dir = resume_dir
+        # The matter every document added from here is put in (None: "Unfiled"); a document already
+        # in the library is linked to it, never stored a second time.
+        self._matter_id = matter_id
+
+    @property
+    def matter_id(self) -> int:
+        if self._matter_id is None:
+            self._matter_id = Matters(self.db).unfiled().id
+        return self._matter_id
 
     # -- adding ---------------------------------------------------------------------------------
     def add(
@@ -249,14 +260,17 @@ class Library:
                 {"document_id": doc_id, "path": document.source_path, "added_at": now}
             )
         # Every document stored is audited in the same transaction: an e-mail and each attachment.
+        self._link(doc_id)
         row = self.get(doc_id)
-        self.audit.added(row.sha256, _audit_details(row, document.source_path, created=True))
+        self.audit.added(row.sha256, _audit_details(row, document.source_path, created=True), matter_id=self.matter_id)
         for position, (attachment, part) in enumerate(prepared.attachments, start=1):
             part_id = None
             if attachment.document is not None:
                 # Already in the library (added before, or attached twice to this e-mail): linked, not copied.
                 same = self._by_sha(attachment.document.sha256)
                 part_id = same.id if same is not None else self._insert(part) if part is not None else None
+                if part_id is not None:
+                    self._link(part_id)
             self.db.table("attachments").insert(
                 {
                     "email_id": doc_id,
@@ -324,16 +338,21 @@ class Library:
                 continue
 
     def _remember_source(self, doc: DocumentRow, source: Path) -> None:
-        """The same content from another path: remembered (and audited) once per path."""
+        """The same content from another path, or into another matter: remembered (and audited) once per
+        path and matter. The document is linked to the matter, not copied."""
         with self.db.atomic():
             inserted = self.db.execute(
                 "INSERT OR IGNORE INTO document_sources(document_id, path, added_at) VALUES (?, ?, ?)",
                 [doc.id, str(source), now_iso()],
             ).rowcount
-            if inserted:
-                self.audit.added(doc.sha256, _audit_details(doc, str(source), created=False))
-        if inserted:
+            linked = self._link(doc.id)
+            if inserted or linked:
+                self.audit.added(doc.sha256, _audit_details(doc, str(source), created=False), matter_id=self.matter_id)
+        if inserted or linked:
             self.audit.log.sync_head()
+
+    def _link(self, doc_id: int) -> bool:
+        return Matters(self.db).link(self.matter_id, doc_id)
 
     # -- reading --------------------------------------------------------------------------------
     def _by_sha(self, sha256: str) -> DocumentRow | None:
@@ -346,8 +365,13 @@ class Library:
             raise NotFound(f"no document with id {doc_id} in the library")
         return DocumentRow.from_row(rows[0])
 
-    def all(self) -> list[DocumentRow]:
-        return [DocumentRow.from_row(r) for r in self.db.table("documents").rows_where(order_by="id")]
+    def all(self, matter_id: int | None = None) -> list[DocumentRow]:
+        """Every document, or those of one matter."""
+        if matter_id is None:
+            return [DocumentRow.from_row(r) for r in self.db.table("documents").rows_where(order_by="id")]
+        where = "id IN (SELECT document_id FROM matter_documents WHERE matter_id = ?)"
+        rows = self.db.table("documents").rows_where(where, [matter_id], order_by="id")
+        return [DocumentRow.from_row(r) for r in rows]
 
     def attachment_places(self) -> dict[int, tuple[int, int]]:
         """Every document that came in as an e-mail attachment -> (e-mail id, attachment number)."""
