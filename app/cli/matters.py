@@ -1,4 +1,4 @@
-"""`folio matter new|list|use|show|rename|purge`: the matters a library's work is kept in.
+"""`folio matter new|list|use|show|rename|purge|export|import`: the matters a library's work is kept in.
 
 The current matter (`folio matter use`) is kept in settings.toml; `folio add`, `list` and `search` work
 in it unless `--matter NAME` says otherwise, and without one in "Unfiled". Creating, renaming and
@@ -64,6 +64,24 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> di
     )
     purge.add_argument("name", metavar="NAME")
     purge.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    export = msub.add_parser(
+        "export",
+        help="write a matter to one archive",
+        description="Write a matter to one zip archive: its original files, stored text and page images, "
+        "conversations with verdicts, extraction tables with reviews and its audit entries, each listed with "
+        "its sha256 in the archive's manifest. Model snapshots are not included (they are rebuilt).",
+    )
+    export.add_argument("name", metavar="NAME")
+    export.add_argument("--out", required=True, metavar="FILE", help="the archive to write (.zip)")
+    export.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    imp = msub.add_parser(
+        "import",
+        help="read a matter from an archive",
+        description="Read a matter exported by `folio matter export`. Every entry is checked against the "
+        "manifest before anything is written; a damaged or changed archive is refused. Files already in the "
+        "library are reused.",
+    )
+    imp.add_argument("file", metavar="FILE")
     return {"matter": cmd_matter}
 
 
@@ -75,6 +93,8 @@ def cmd_matter(ctx: AppContext, args: argparse.Namespace) -> int:
         "show": _show,
         "rename": _rename,
         "purge": _purge,
+        "export": _export,
+        "import": _import,
     }
     return handlers[args.matter_command](ctx, args)
 
@@ -240,5 +260,38 @@ def _purge(ctx: AppContext, args: argparse.Namespace) -> int:
         f"conversation(s), {result.extraction_runs} extraction table(s), {result.blobs} image file(s), "
         f"{result.snapshots} snapshot(s); {len(result.kept)} document(s) kept for other matters); "
         "recorded in the audit log"
+    )
+    return 0
+
+
+def _export(ctx: AppContext, args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.store.archive import export_matter
+    from app.store.audit import audited_settings
+    from app.store.matters import Matters
+
+    matter = Matters(ctx.db).get(args.name)
+    out = Path(args.out).expanduser()
+    summary = export_matter(ctx.library, ctx.audit, audited_settings(ctx.settings), matter, out, overwrite=args.force)
+    print(
+        f"exported: matter {matter.name!r} to {out} ({summary.documents} document(s), {summary.conversations} "
+        f"conversation(s), {summary.extraction_runs} extraction table(s), {summary.files} file(s)); "
+        f"sha256 {summary.sha256}"
+    )
+    return 0
+
+
+def _import(ctx: AppContext, args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.store.archive import import_matter
+    from app.store.audit import audited_settings
+
+    summary = import_matter(ctx.library, ctx.audit, audited_settings(ctx.settings), Path(args.file).expanduser())
+    print(
+        f"imported: matter {summary.matter!r} ({summary.documents} document(s) stored, {summary.documents_reused} "
+        f"already in the library, {summary.conversations} conversation(s), {summary.extraction_runs} extraction "
+        "table(s)); every checksum matched"
     )
     return 0

@@ -35,7 +35,9 @@ if TYPE_CHECKING:
     from app.settings import Settings
 
 GENESIS = "0" * 64
-ACTIONS = ("add", "question", "extraction", "export", "purge", "review", "comparison", "check", "matter", "destroy")
+ACTIONS = (
+    "add", "question", "extraction", "export", "purge", "review", "comparison", "check", "matter", "destroy", "import",
+)  # fmt: skip
 _COLUMNS = ("id", "at", "os_user", "action", "documents", "model_sha256", "settings", "details", "prev_hash")
 
 

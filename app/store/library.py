@@ -8,7 +8,7 @@ import json
 import os
 import sqlite3
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -281,6 +281,21 @@ class Library:
                 }
             )
         return doc_id
+
+    @contextlib.contextmanager
+    def writing_blobs(self) -> Iterator[Callable[[bytes, str], str]]:
+        """Write files into the blob folder (content-addressed, noted first like an add's): those the
+        block wrote are taken back if it fails, so a failed import leaves no files behind."""
+        self._written = []
+        self._journal = self.pending_dir / f"{os.getpid()}-{uuid.uuid4().hex}.txt"
+        try:
+            yield self._write_blob
+        except BaseException:
+            self._take_back(self._written)
+            raise
+        finally:
+            with contextlib.suppress(OSError):
+                self._journal.unlink(missing_ok=True)
 
     def _write_blob(self, data: bytes, suffix: str = ".png") -> str:
         from common.files import atomic_write_bytes, private_dir

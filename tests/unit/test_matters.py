@@ -298,3 +298,142 @@ def ctx() -> Iterator[AppContext]:
     context = open_app()
     yield context
     context.close()
+
+
+# -- moving a matter between machines -----------------------------------------------------------
+_COMPARED = {
+    "documents": "SELECT sha256, kind, title, mime, size_bytes, page_count, token_estimate, metadata, added_at, "
+    "contact_sheet_blob FROM documents ORDER BY sha256",
+    "pages": "SELECT d.sha256, p.number, p.label, p.width, p.height, p.scanned, p.ocr, p.image_blob FROM pages p "
+    "JOIN documents d ON d.id = p.document_id ORDER BY 1, 2",
+    "segments": "SELECT d.sha256, s.seq, s.kind, s.page, s.label, s.bbox, s.t_seconds, s.role, s.text, s.image_blob, "
+    "s.words FROM segments s JOIN documents d ON d.id = s.document_id ORDER BY 1, 2",
+    "attachments": "SELECT e.sha256, a.position, a.name, d.sha256, a.note FROM attachments a "
+    "JOIN documents e ON e.id = a.email_id LEFT JOIN documents d ON d.id = a.document_id ORDER BY 1, 2",
+    "conversations": "SELECT c.title, c.created_at, c.updated_at, m.name FROM conversations c "
+    "JOIN matters m ON m.id = c.matter_id ORDER BY 1",
+    "conversation_documents": "SELECT c.title, d.sha256, cd.position FROM conversation_documents cd "
+    "JOIN conversations c ON c.id = cd.conversation_id JOIN documents d ON d.id = cd.document_id ORDER BY 1, 3",
+    "messages": "SELECT c.title, m.seq, m.role, m.text, m.citations, m.status, m.model FROM messages m "
+    "JOIN conversations c ON c.id = m.conversation_id ORDER BY 1, 2",
+    "claims": "SELECT m.text, cl.seq, cl.kind, cl.text, cl.verdict, cl.page, d.sha256, cl.passage FROM claims cl "
+    "JOIN messages m ON m.id = cl.message_id LEFT JOIN documents d ON d.id = cl.document_id ORDER BY 1, 2",
+    "extraction_runs": "SELECT r.template_key, r.template_json, r.model_sha256, r.status, m.name "
+    "FROM extraction_runs r "
+    "JOIN matters m ON m.id = r.matter_id ORDER BY 1",
+    "extraction_run_documents": "SELECT d.sha256, x.position, x.status FROM extraction_run_documents x "
+    "JOIN documents d ON d.id = x.document_id ORDER BY 1",
+    "extraction_cells": "SELECT d.sha256, x.field_key, x.found, x.value, x.quote, x.quote_status, x.verdict "
+    "FROM extraction_cells x JOIN documents d ON d.id = x.document_id ORDER BY 1, 2",
+    "extraction_reviews": "SELECT d.sha256, x.field_key, x.decision, x.value, x.reviewer FROM extraction_reviews x "
+    "JOIN documents d ON d.id = x.document_id ORDER BY 1, 2",
+    "matters": "SELECT name, number, description, opened_at, retain_until, closed FROM matters "
+    "WHERE name != 'Unfiled' ORDER BY name",
+}
+
+
+def _tables(home_ctx: AppContext) -> dict[str, list[tuple[object, ...]]]:
+    return {name: [tuple(r) for r in home_ctx.db.execute(sql).fetchall()] for name, sql in _COMPARED.items()}
+
+
+def _build_matter(ctx: AppContext, tmp_path: Path) -> None:
+    from tests.fixtures.office import email_with_attachments
+
+    matter = Matters(ctx.db).create("Acme", number="A-7", description="the lease", retain_until="2030-01-01")
+    ctx.chosen_matter = matter.id
+    memo = ctx.library.add(_text_file(tmp_path / "memo.txt", f"The {PHRASE} closes on Friday.\n")).document
+    mail = email_with_attachments(tmp_path / "deal.eml", [("terms.txt", b"Terms: forty thousand.\n", "text/plain")])
+    email = ctx.library.add(mail).document
+    conversations = Conversations(ctx.db)
+    conv = conversations.create([memo.id, email.id], "Escrow")
+    conversations.add_message(conv, "user", "When does it close?")
+    answer = conversations.add_message(conv, "assistant", "", status="incomplete")
+    claim = {"start": 0, "end": 10, "kind": "sentence", "text": "It closes on Friday.", "verdict": "quoted",
+             "document_id": memo.id, "page": 1, "passage": "closes on Friday", "checked": ["Friday"]}  # fmt: skip
+    conversations.update_message(answer, claims=[claim], text="It closes on Friday [p. 1].", status="complete")
+    store = ExtractionStore(ctx.db)
+    run = {"template_key": "nda", "template_name": "NDA", "template_version": 1, "template_sha256": "t",
+           "template_json": "{}", "model": "m", "model_sha256": "s"}  # fmt: skip
+    run_id = store.start(None, run, [memo.id])
+    store.add_cells(run_id, [{"document_id": memo.id, "field_key": "parties", "found": 1, "quote_status": "exact",
+                              "value": "Acme", "created_at": "x"}])  # fmt: skip
+    store.add_review({"run_id": run_id, "document_id": memo.id, "field_key": "parties", "decision": "accepted",
+                      "reviewer": "alice", "at": "y"})  # fmt: skip
+
+
+def test_export_and_import_carry_a_matter_whole_between_two_homes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home_a, home_b, archive = tmp_path / "a", tmp_path / "b", tmp_path / "acme.zip"
+    monkeypatch.setenv("FOLIO_HOME", str(home_a))
+    ctx = open_app()
+    try:
+        _build_matter(ctx, tmp_path)
+        before = _tables(ctx)
+    finally:
+        ctx.close()
+    code, out, _ = _folio(capsys, "matter", "export", "Acme", "--out", str(archive))
+    assert code == 0 and "exported: matter 'Acme'" in out
+    names = __import__("zipfile").ZipFile(archive).namelist()
+    assert "manifest.json" in names and any(n.startswith("originals/") for n in names)
+
+    monkeypatch.setenv("FOLIO_HOME", str(home_b))
+    code, out, err = _folio(capsys, "matter", "import", str(archive))
+    assert code == 0, err
+    assert "imported: matter 'Acme' (3 document(s) stored, 0 already" in out
+    ctx = open_app()
+    try:
+        after = _tables(ctx)
+        for name in _COMPARED:
+            assert after[name] == before[name], name
+        assert before["claims"] and before["extraction_reviews"] and before["attachments"]
+        # The search index was rebuilt from the imported text, and the original files came along.
+        code, out, _ = _folio(capsys, "search", "brambleshade", "--matter", "Acme")
+        assert "memo" in out
+        memo = next(d for d in ctx.library.all() if d.title == "memo")
+        original = ctx.library.original_path(memo.id)
+        assert original is not None and PHRASE.encode() in original.read_bytes()
+        entry = ctx.audit.entries()[-1]
+        assert entry.action == "import" and entry.details["documents_stored"] == 3 and ctx.audit.verify().ok
+    finally:
+        ctx.close()
+    # Into a library that holds the files already: reused, not stored twice.
+    monkeypatch.setenv("FOLIO_HOME", str(home_a))
+    assert _folio(capsys, "matter", "rename", "Acme", "Acme (old)")[0] == 0
+    code, out, _ = _folio(capsys, "matter", "import", str(archive))
+    assert code == 0 and "0 document(s) stored, 3 already in the library" in out
+
+
+def test_a_tampered_archive_is_refused_and_nothing_is_written(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import zipfile
+
+    archive, tampered = tmp_path / "acme.zip", tmp_path / "tampered.zip"
+    monkeypatch.setenv("FOLIO_HOME", str(tmp_path / "a"))
+    ctx = open_app()
+    try:
+        _build_matter(ctx, tmp_path)
+    finally:
+        ctx.close()
+    assert _folio(capsys, "matter", "export", "Acme", "--out", str(archive))[0] == 0
+    with zipfile.ZipFile(archive) as source, zipfile.ZipFile(tampered, "w") as target:
+        for item in source.infolist():
+            body = source.read(item.filename)
+            if item.filename == "matter.json":
+                body = body.replace(b"closes on Friday", b"closes on Monday")
+            target.writestr(item, body)
+
+    monkeypatch.setenv("FOLIO_HOME", str(tmp_path / "b"))
+    code, _, err = _folio(capsys, "matter", "import", str(tampered))
+    assert code == 1 and err.count("\n") == 1
+    assert "damaged or was changed: matter.json does not match its checksum" in err
+    (tmp_path / "junk.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    code, _, err = _folio(capsys, "matter", "import", str(tmp_path / "junk.zip"))
+    assert code == 1 and err.count("\n") == 1 and "junk.zip" in err
+    ctx = open_app()
+    try:
+        assert ctx.library.count() == 0 and Matters(ctx.db).find("Acme") is None
+        assert not [p for p in (tmp_path / "b" / "data" / "blobs").rglob("*") if p.is_file()]
+    finally:
+        ctx.close()
