@@ -1,4 +1,4 @@
-"""`folio matter new|list|use|show|rename|purge|export|import`: the matters a library's work is kept in.
+"""`folio matter new|list|use|show|rename|close|purge|export|import`: the matters a library's work is kept in.
 
 The current matter (`folio matter use`) is kept in settings.toml; `folio add`, `list` and `search` work
 in it unless `--matter NAME` says otherwise, and without one in "Unfiled". Creating, renaming and
@@ -55,6 +55,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> di
     rename = msub.add_parser("rename", help="rename a matter", description="Rename a matter.")
     rename.add_argument("name", metavar="NAME")
     rename.add_argument("new_name", metavar="NEW_NAME")
+    close = msub.add_parser(
+        "close", help="mark a matter closed", description="Mark a matter closed (its work stays; nothing is deleted)."
+    )
+    close.add_argument("name", metavar="NAME")
+    close.add_argument("--reopen", action="store_true", help="mark it open again")
     purge = msub.add_parser(
         "purge",
         help="destroy a matter for good",
@@ -92,6 +97,7 @@ def cmd_matter(ctx: AppContext, args: argparse.Namespace) -> int:
         "use": _use,
         "show": _show,
         "rename": _rename,
+        "close": _close,
         "purge": _purge,
         "export": _export,
         "import": _import,
@@ -228,6 +234,18 @@ def _rename(ctx: AppContext, args: argparse.Namespace) -> int:
         ctx.settings.matter = new.name
         ctx.save_settings()
     print(f"matter renamed: {old.name} -> {new.name}")
+    return 0
+
+
+def _close(ctx: AppContext, args: argparse.Namespace) -> int:
+    from app.store.matters import Matters
+
+    matters = Matters(ctx.db)
+    with ctx.db.atomic():
+        matter = matters.set_closed(matters.get(args.name), not args.reopen)
+        _record(ctx, matter, "reopened" if args.reopen else "closed")
+    ctx.audit.sync_head()
+    print(f"matter {'reopened' if args.reopen else 'closed'}: {matter.name}")
     return 0
 
 

@@ -160,8 +160,9 @@ def test_matter_commands_and_the_matter_flag(capsys: pytest.CaptureFixture[str],
     code, out, _ = _folio(capsys, "search", "repays")
     assert "loan" in out
 
+    assert _folio(capsys, "matter", "close", "Acme")[0] == 0
     code, out, _ = _folio(capsys, "matter", "list")
-    assert "* Beta" in out and "due for destruction" in out
+    assert "* Beta" in out and "due for destruction, closed" in out
     code, out, _ = _folio(capsys, "matter", "list", "--due")
     assert "Acme" in out and "Beta" not in out
     code, out, _ = _folio(capsys, "matter", "show", "Acme", "--json")
@@ -186,7 +187,7 @@ def test_matter_commands_and_the_matter_flag(capsys: pytest.CaptureFixture[str],
         assert ctx.db.execute("SELECT count(*) FROM documents").fetchone()[0] == 2
         assert ctx.audit.verify().ok
         events = [e.details.get("event") for e in ctx.audit.entries() if e.action == "matter"]
-        assert events == ["opened", "opened", "renamed"]
+        assert events == ["opened", "opened", "closed", "renamed"]
         assert ctx.audit.entries()[-1].action == "destroy"
     finally:
         ctx.close()
