@@ -113,8 +113,11 @@ def _parser() -> argparse.ArgumentParser:
     conv.add_argument("conversation", type=int, metavar="ID")
     _json_flag(conv)
 
-    convs = sub.add_parser("conversations", help="list conversations", description="List stored conversations.")
+    convs = sub.add_parser(
+        "conversations", help="list conversations", description="List the stored conversations of a matter."
+    )
     _json_flag(convs)
+    add_matter_flag(convs)
 
     models = sub.add_parser("models", help="manage models", description="Register and choose GGUF models.")
     msub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
@@ -286,6 +289,10 @@ def _cmd_add(ctx: AppContext, args: argparse.Namespace) -> int:
             print(f"... resumed: {progress.kept} scanned page(s) kept from an interrupted reading", file=sys.stderr)
         doc = result.document
         verb = "added" if result.created else "already in library"
+        if result.linked:
+            from app.store.matters import Matters
+
+            verb += f", now also in matter {Matters(ctx.db).by_id(ctx.matter_id).name!r}"
         print(f"{verb}: #{doc.id} {doc.title} ({_extent(doc)}, ~{doc.token_estimate:,} tokens)")
     return 1 if failures else 0
 
@@ -631,7 +638,7 @@ def _cmd_show_conversation(ctx: AppContext, args: argparse.Namespace) -> int:
 def _cmd_conversations(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.store.conversations import Conversations
 
-    rows = Conversations(ctx.db).all()
+    rows = Conversations(ctx.db).all(matter_id=ctx.matter_id)
     if args.json:
         _print_json([dataclasses.asdict(c) for c in rows])
         return 0

@@ -66,6 +66,7 @@ class DocumentRow:
 class AddResult:
     document: DocumentRow
     created: bool  # False when the same content was already in the library
+    linked: bool = False  # already in the library, and now in one more matter (a link, no copy)
 
 
 @dataclass(frozen=True)
@@ -155,8 +156,8 @@ class Library:
         if source.is_file():
             existing = self._by_sha(file_sha256(source))
             if existing is not None:
-                self._remember_source(existing, source)
-                return AddResult(existing, created=False)
+                linked = self._remember_source(existing, source)
+                return AddResult(existing, created=False, linked=linked)
         document = load(
             source, password=password, limits=limits, ocr=self.ocr, progress=progress, resume_dir=self.resume_dir
         )
@@ -169,8 +170,8 @@ class Library:
         """Store a document (and an e-mail's attachments, each a document linked to it) in one transaction."""
         existing = self._by_sha(document.sha256)
         if existing is not None:
-            self._remember_source(existing, Path(document.source_path))
-            return AddResult(existing, created=False)
+            linked = self._remember_source(existing, Path(document.source_path))
+            return AddResult(existing, created=False, linked=linked)
         # Blobs are content-addressed and written first: a row pointing at a missing blob would be a
         # broken document. Those this add wrote are taken back if it fails (a full disk, a locked
         # library), so a failed add leaves no files behind either.
@@ -352,7 +353,7 @@ class Library:
             except (OSError, sqlite3.Error):
                 continue
 
-    def _remember_source(self, doc: DocumentRow, source: Path) -> None:
+    def _remember_source(self, doc: DocumentRow, source: Path) -> bool:
         """The same content from another path, or into another matter: remembered (and audited) once per
         path and matter. The document is linked to the matter, not copied."""
         with self.db.atomic():
@@ -365,6 +366,7 @@ class Library:
                 self.audit.added(doc.sha256, _audit_details(doc, str(source), created=False), matter_id=self.matter_id)
         if inserted or linked:
             self.audit.log.sync_head()
+        return linked
 
     def _link(self, doc_id: int) -> bool:
         return Matters(self.db).link(self.matter_id, doc_id)

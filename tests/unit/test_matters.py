@@ -147,7 +147,7 @@ def test_matter_commands_and_the_matter_flag(capsys: pytest.CaptureFixture[str],
     code, out, _ = _folio(capsys, "add", str(loan))
     assert code == 0 and "added:" in out
     code, out, _ = _folio(capsys, "add", str(lease))  # into Beta too: linked, not copied
-    assert code == 0 and "already in library" in out
+    assert code == 0 and "already in library, now also in matter 'Beta'" in out
 
     code, out, _ = _folio(capsys, "list")  # the current matter, Beta
     assert " loan " in out and " lease " in out
@@ -252,6 +252,8 @@ def test_purge_destroys_the_matter_and_leaves_no_trace_of_its_text(
     finally:
         ctx.close()
 
+    code, out, _ = _folio(capsys, "conversations", "--matter", "Other", "--json")
+    assert [c["id"] for c in json.loads(out)] == [kept_conv]
     code, _, err = _folio(capsys, "matter", "purge", "Secret deal")
     assert code == 2 and "add --yes" in err  # no terminal, no --yes: nothing happens
     ctx = open_app()
