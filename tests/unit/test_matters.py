@@ -398,6 +398,10 @@ def test_export_and_import_carry_a_matter_whole_between_two_homes(
         assert original is not None and PHRASE.encode() in original.read_bytes()
         entry = ctx.audit.entries()[-1]
         assert entry.action == "import" and entry.details["documents_stored"] == 3 and ctx.audit.verify().ok
+        conv_id = Conversations(ctx.db).all()[0].id
+        code, _, err = _folio(capsys, "export", "conversation", str(conv_id), "--out", str(tmp_path / "c.md"))
+        assert code == 0, err
+        assert "\nMatter: Acme\n" in (tmp_path / "c.md").read_text(encoding="utf-8")
     finally:
         ctx.close()
     # Into a library that holds the files already: reused, not stored twice.
