@@ -146,6 +146,7 @@ def _table_meta(table: ExtractionTable) -> dict[str, Any]:
         "model": run.model,
         "model_sha256": run.model_sha256,
         "design": run.design,
+        "matter": run.matter,
         "created_at": run.created_at,
         "exported_at": now_iso(),
         "folio_version": __version__,
@@ -791,6 +792,7 @@ class Exporter:
             {
                 "what": "extraction table",
                 "run_id": run_id,
+                "matter": table.run.matter,
                 "documents": [d.sha256 for d in table.documents],
                 "model_sha256": table.run.model_sha256,
             },

@@ -88,6 +88,7 @@ class RunInfo:
     created_at: str
     updated_at: str
     design: str = ""  # how the cells were asked (app.extraction.prompt.design_key)
+    matter: str = ""  # the name of the matter the run belongs to
 
 
 @dataclass(frozen=True)
@@ -211,6 +212,7 @@ def load_run_info(ctx: AppContext, run_id: int) -> RunInfo:
         created_at=r["created_at"],
         updated_at=r["updated_at"],
         design=r["design"],
+        matter=Matters(ctx.db).by_id(r["matter_id"]).name if r.get("matter_id") is not None else "",
     )
 
 

@@ -354,13 +354,18 @@ def _build_matter(ctx: AppContext, tmp_path: Path) -> None:
     claim = {"start": 0, "end": 10, "kind": "sentence", "text": "It closes on Friday.", "verdict": "quoted",
              "document_id": memo.id, "page": 1, "passage": "closes on Friday", "checked": ["Friday"]}  # fmt: skip
     conversations.update_message(answer, claims=[claim], text="It closes on Friday [p. 1].", status="complete")
+    from app.extraction.templates import TemplateStore
+
+    template = TemplateStore.for_config(ctx.paths.config_dir).get("nda")
     store = ExtractionStore(ctx.db)
-    run = {"template_key": "nda", "template_name": "NDA", "template_version": 1, "template_sha256": "t",
-           "template_json": "{}", "model": "m", "model_sha256": "s"}  # fmt: skip
+    run = {"template_key": "nda", "template_name": "NDA", "template_version": template.version,
+           "template_sha256": template.sha256, "template_json": template.to_json(), "model": "m",
+           "model_sha256": "s"}  # fmt: skip
     run_id = store.start(None, run, [memo.id])
-    store.add_cells(run_id, [{"document_id": memo.id, "field_key": "parties", "found": 1, "quote_status": "exact",
+    key = template.fields[0].key
+    store.add_cells(run_id, [{"document_id": memo.id, "field_key": key, "found": 1, "quote_status": "exact",
                               "value": "Acme", "created_at": "x"}])  # fmt: skip
-    store.add_review({"run_id": run_id, "document_id": memo.id, "field_key": "parties", "decision": "accepted",
+    store.add_review({"run_id": run_id, "document_id": memo.id, "field_key": key, "decision": "accepted",
                       "reviewer": "alice", "at": "y"})  # fmt: skip
 
 
@@ -402,6 +407,10 @@ def test_export_and_import_carry_a_matter_whole_between_two_homes(
         code, _, err = _folio(capsys, "export", "conversation", str(conv_id), "--out", str(tmp_path / "c.md"))
         assert code == 0, err
         assert "\nMatter: Acme\n" in (tmp_path / "c.md").read_text(encoding="utf-8")
+        run_id = ExtractionStore(ctx.db).run_ids()[0]
+        code, _, err = _folio(capsys, "export", "table", str(run_id), "--out", str(tmp_path / "t.json"))
+        assert code == 0, err
+        assert json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))["run"]["matter"] == "Acme"
     finally:
         ctx.close()
     # Into a library that holds the files already: reused, not stored twice.
