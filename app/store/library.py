@@ -369,7 +369,15 @@ class Library:
         return linked
 
     def _link(self, doc_id: int) -> bool:
-        return Matters(self.db).link(self.matter_id, doc_id)
+        """Put the document in this library's matter, an e-mail with its attachments (a question about
+        an e-mail reads them too). True when the document was not in the matter yet."""
+        matters = Matters(self.db)
+        linked = matters.link(self.matter_id, doc_id)
+        if linked:
+            for attachment in self.attachments(doc_id):
+                if attachment.document_id is not None and attachment.document_id != doc_id:
+                    self._link(attachment.document_id)
+        return linked
 
     # -- reading --------------------------------------------------------------------------------
     def _by_sha(self, sha256: str) -> DocumentRow | None:

@@ -110,6 +110,21 @@ def test_the_same_file_in_two_matters_is_one_document_linked_twice(ctx: AppConte
     assert ctx.audit.verify().ok
 
 
+def test_an_email_added_to_another_matter_brings_its_attachments(ctx: AppContext, tmp_path: Path) -> None:
+    from tests.fixtures.office import email_with_attachments
+
+    matters = Matters(ctx.db)
+    acme, beta = matters.create("Acme"), matters.create("Beta")
+    mail = email_with_attachments(tmp_path / "m.eml", [("terms.txt", b"Terms: ninety days.\n", "text/plain")])
+    ctx.chosen_matter = acme.id
+    email = ctx.library.add(mail).document
+    ctx.chosen_matter = beta.id
+    assert ctx.library.add(mail).linked
+    both = {acme.id, beta.id}
+    assert [held for held in matters.of_documents(matters.document_ids(acme.id)).values()] == [both, both]
+    assert matters.one_for([email.id], prefer=beta.id) == beta.id
+
+
 def test_a_question_across_matters_is_refused_in_one_line(ctx: AppContext, tmp_path: Path) -> None:
     from app.chat import ChatService
 
