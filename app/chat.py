@@ -80,6 +80,13 @@ class ChatService:
         self.conversations = Conversations(ctx.db)
         self._token = CancelToken()  # the question under way's
 
+    def matter_for(self, document_ids: list[int]) -> int:
+        """The one matter holding all these documents (the current one when it does); a question across
+        matters is refused in one line."""
+        from app.store.matters import Matters
+
+        return Matters(self.ctx.db).one_for(document_ids, prefer=self.ctx.matter_id)
+
     def cancel(self) -> None:
         """Stop the question under way (from any thread); the answer so far is kept, marked cancelled."""
         self._token.cancel()
@@ -117,11 +124,15 @@ class ChatService:
         question = question.strip()
         if not question:
             raise FolioError("the question is empty")
+        matter_id: int | None = None
         if conversation_id is not None:
             conversation = self.conversations.get(conversation_id)
             document_ids = conversation.document_ids
+            matter_id = conversation.matter_id
         if not document_ids:
             raise FolioError("no document selected")
+        if matter_id is None:  # a question takes documents of one matter: refused here, before the engine
+            matter_id = self.matter_for(document_ids)
         think = self.ctx.settings.thinking if thinking is None else thinking
         history = self._history(conversation_id, before=replaced) if conversation_id is not None else []
         answer_tokens = max_tokens or self.ctx.settings.max_answer_tokens
@@ -147,6 +158,7 @@ class ChatService:
                 label=prepared.label,
                 sha256=prepared.sha256,
                 think=think,
+                matter_id=matter_id,
             )
             emit(
                 ChatStarted(
@@ -205,12 +217,17 @@ class ChatService:
         sha256: str | None,
         think: bool,
         title: str | None = None,
+        matter_id: int | None = None,
     ) -> Exchange:
         """Store the question and an empty answer row marked incomplete (so a crash leaves an honest
         trace) with its audit entry: together, in one transaction, before the model sees anything."""
         with self.ctx.db.atomic():
             if conversation_id is None:
-                conversation_id = self.conversations.create(documents.ids, title or _title_from(question))
+                if matter_id is None:
+                    matter_id = self.matter_for(documents.ids)
+                conversation_id = self.conversations.create(documents.ids, title or _title_from(question), matter_id)
+            elif matter_id is None:
+                matter_id = self.conversations.get(conversation_id).matter_id
             user_id = self.conversations.add_message(conversation_id, "user", question)
             answer_id = self.conversations.add_message(
                 conversation_id, "assistant", "", status="incomplete", model=label, model_sha256=sha256
@@ -225,6 +242,7 @@ class ChatService:
                 message_id=user_id,
                 question=question,
                 thinking=think,
+                matter_id=matter_id,
             )
         self.ctx.audit.sync_head()
         return Exchange(conversation_id, user_id, answer_id)

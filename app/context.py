@@ -6,13 +6,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.errors import LibraryGone
+from app.errors import LibraryGone, NotFound
 from app.models.registry import ModelRegistry
 from app.paths import Paths, default_paths
 from app.settings import Settings, load_settings, save_settings
 from app.store.audit import AuditLog, DocumentAudit
 from app.store.db import open_db
 from app.store.library import Library
+from app.store.matters import Matter, Matters
 from ingest import Limits
 from ingest.ocr import OcrOptions
 
@@ -28,10 +29,36 @@ class AppContext:
     # Where a few words about slow one-off work go (the CLI prints them on stderr); None: nowhere.
     notice: Callable[[str], None] | None = None
     db_inode: int = 0  # the library file this context opened (see check_still_there)
+    # The matter this context works in (use_matter); None: none chosen, documents go to "Unfiled".
+    chosen_matter: int | None = None
 
     @property
     def audit(self) -> AuditLog:
-        return AuditLog.in_folder(self.db, self.paths.data_dir)
+        return AuditLog.in_folder(self.db, self.paths.data_dir, self.chosen_matter)
+
+    @property
+    def matter_id(self) -> int:
+        """The matter this context works in: the one chosen, else "Unfiled"."""
+        if self.chosen_matter is None:
+            return Matters(self.db).unfiled().id
+        return self.chosen_matter
+
+    def use_matter(self, name: str | None, *, strict: bool = True) -> Matter:
+        """Work in the matter named (`--matter`), else the one `folio matter use` set, else "Unfiled".
+        A current matter that no longer exists is an error when `strict` (the CLI), else "Unfiled"."""
+        matters = Matters(self.db)
+        if name:
+            matter = matters.get(name)
+        elif self.settings.matter:
+            found = matters.find(self.settings.matter)
+            if found is None and strict:
+                gone = self.settings.matter
+                raise NotFound(f"the current matter {gone!r} no longer exists: choose one with folio matter use NAME")
+            matter = found or matters.unfiled()
+        else:
+            matter = matters.unfiled()
+        self.chosen_matter = matter.id
+        return matter
 
     @property
     def library(self) -> Library:
@@ -41,6 +68,7 @@ class AppContext:
             audit=DocumentAudit(self.audit, self.settings),
             ocr=self.ocr,
             resume_dir=self.paths.scan_pages_dir,
+            matter_id=self.chosen_matter,
         )
 
     @property
@@ -60,7 +88,9 @@ class AppContext:
 
     def reopen(self) -> AppContext:
         """A second connection to the same files, for another thread (SQLite connections stay put)."""
-        return AppContext(self.paths, self.settings, open_db(self.paths.db_file), self.notice, self.db_inode)
+        return AppContext(
+            self.paths, self.settings, open_db(self.paths.db_file), self.notice, self.db_inode, self.chosen_matter
+        )
 
     def close(self) -> None:
         self.db.close()

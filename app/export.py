@@ -146,6 +146,7 @@ def _table_meta(table: ExtractionTable) -> dict[str, Any]:
         "model": run.model,
         "model_sha256": run.model_sha256,
         "design": run.design,
+        "matter": run.matter,
         "created_at": run.created_at,
         "exported_at": now_iso(),
         "folio_version": __version__,
@@ -367,6 +368,7 @@ class ConversationExport:
     messages: list[MessageRow]
     documents: list[tuple[str, str, str]]  # title, sha256, source path
     exported_at: str
+    matter: str = ""  # the name of the matter the conversation belongs to
 
     @property
     def models(self) -> list[tuple[str, str]]:
@@ -386,12 +388,19 @@ def load_conversation(ctx: AppContext, conversation_id: int) -> ConversationExpo
     for doc_id in conv.document_ids:
         d = ctx.library.get(doc_id)
         docs.append((d.title, d.sha256, d.source_path))
-    return ConversationExport(conv, convs.messages(conv.id), docs, now_iso())
+    matter = ""
+    if conv.matter_id is not None:
+        from app.store.matters import Matters
+
+        matter = Matters(ctx.db).by_id(conv.matter_id).name
+    return ConversationExport(conv, convs.messages(conv.id), docs, now_iso(), matter)
 
 
 def conversation_markdown(data: ConversationExport) -> str:
     lines = [f"# {data.conversation.title}", ""]
     lines.append(f"Exported {data.exported_at} by Folio {__version__}. Conversation {data.conversation.id}.")
+    if data.matter:
+        lines += ["", f"Matter: {data.matter}"]
     lines += ["", "## Documents", ""]
     for i, (title, sha, source) in enumerate(data.documents, start=1):
         lines.append(f"{i}. **{title}** - sha256 `{sha}` - {source}")
@@ -783,6 +792,7 @@ class Exporter:
             {
                 "what": "extraction table",
                 "run_id": run_id,
+                "matter": table.run.matter,
                 "documents": [d.sha256 for d in table.documents],
                 "model_sha256": table.run.model_sha256,
             },
@@ -803,6 +813,7 @@ class Exporter:
             {
                 "what": "conversation",
                 "conversation_id": conversation_id,
+                "matter": data.matter,
                 "documents": [sha for _t, sha, _p in data.documents],
                 "model_sha256": models[-1][1] if models else None,
             },

@@ -13,17 +13,24 @@ A crash in between leaves the queue, which the next start of Folio empties (Libr
 A blob still used by another document (the same scanned page twice) is kept.
 
 The audit log is append-only by design: its earlier entries (question text, sha256s) stay.
+
+`folio matter purge NAME` (`purge_matter`) destroys a matter the same way, in one transaction: each of
+its documents that no other matter holds (through the same row deletes as a document's purge), the
+matter's conversations and extraction runs, its links, the matter itself, and a `destroy` entry in the
+audit log naming what went (titles, sha256s, counts), when and by which OS user. Documents another matter
+holds stay, only unlinked.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from app.clock import now_iso
 from app.store.audit import audited_settings
 from app.store.library import DocumentRow
-from app.store.purge import delete_document_rows, purge_rows, secure_delete, truncate_log
+from app.store.matters import Matter, Matters
+from app.store.purge import PurgeRows, delete_document_rows, purge_rows, secure_delete, truncate_log
 
 if TYPE_CHECKING:
     from app.context import AppContext
@@ -40,10 +47,20 @@ class PurgeResult:
     snapshots: int  # model-state snapshots deleted
 
 
-def purge_document(ctx: AppContext, doc_id: int) -> PurgeResult:
+def _forget_states(ctx: AppContext, sha256s: list[str]) -> int:
+    """Delete the model-state snapshots and checkpoints that hold any of these documents, and their
+    reading records; returns the snapshots deleted."""
     from app.caches import Readings
     from inference.state_cache import StateStore
 
+    store, readings, removed = StateStore(ctx.paths.state_cache_dir, 0), Readings(ctx.paths), 0
+    for sha256 in sha256s:
+        removed += store.discard_tagged(sha256)
+        readings.forget_document(sha256)
+    return removed
+
+
+def purge_document(ctx: AppContext, doc_id: int) -> PurgeResult:
     db = ctx.db
     doc = ctx.library.get(doc_id)
     rows = purge_rows(db, doc_id)
@@ -68,8 +85,7 @@ def purge_document(ctx: AppContext, doc_id: int) -> PurgeResult:
         )
         # Last before the commit: a failure above keeps the snapshots, a crash after this
         # point has already removed them.
-        snapshots = StateStore(ctx.paths.state_cache_dir, 0).discard_tagged(doc.sha256)
-        Readings(ctx.paths).forget_document(doc.sha256)
+        snapshots = _forget_states(ctx, [doc.sha256])
     audit.sync_head()
     removed = ctx.library.empty_trash()
     truncate_log(db)
@@ -80,3 +96,69 @@ def purge_document(ctx: AppContext, doc_id: int) -> PurgeResult:
         if not ctx.library.attached_to(attachment_id):
             purge_document(ctx, attachment_id)
     return result
+
+
+@dataclass(frozen=True)
+class MatterPurgeResult:
+    matter: Matter
+    removed: list[dict[str, Any]]  # each document removed: title, sha256, pages, segments
+    kept: list[dict[str, Any]]  # each document another matter holds: title, sha256 (unlinked only)
+    conversations: int
+    extraction_runs: int
+    blobs: int  # page images and original files deleted
+    snapshots: int
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def purge_matter(ctx: AppContext, name: str) -> MatterPurgeResult:
+    """Destroy a matter and everything only it holds, in one transaction, with a destruction record."""
+    db = ctx.db
+    matters = Matters(db)
+    matter = matters.get(name)
+    contents = matters.contents(matter.id)
+    gone = [d for d in contents.documents if not d.shared]
+    kept = [{"title": d.title, "sha256": d.sha256} for d in contents.documents if d.shared]
+    rows: dict[int, PurgeRows] = {d.id: purge_rows(db, d.id) for d in gone}
+    conversations = set(contents.conversations).union(*(r.conversations for r in rows.values()))
+    runs = set(contents.extraction_runs)
+    removed = [
+        {"title": d.title, "sha256": d.sha256, "pages": rows[d.id].pages, "segments": rows[d.id].segments} for d in gone
+    ]
+    counts = {
+        "documents": len(gone),
+        "documents_kept": len(kept),
+        "pages": sum(r.pages for r in rows.values()),
+        "segments": sum(r.segments for r in rows.values()),
+        "extraction_cells": sum(r.cells for r in rows.values()),
+        "conversations": len(conversations),
+        "extraction_runs": len(runs),
+    }
+    audit = ctx.audit
+    now = now_iso()
+    with secure_delete(db), db.atomic():
+        for doc in gone:
+            delete_document_rows(db, doc.id, rows[doc.id], now)
+        matters.delete_contents(matter.id, contents)
+        audit.record(
+            "destroy",
+            documents=[d.sha256 for d in gone],
+            model_sha256=None,
+            settings=audited_settings(ctx.settings),
+            details={
+                "matter": matter.name,
+                "matter_number": matter.number,
+                "opened_at": matter.opened_at,
+                "retain_until": matter.retain_until,
+                "removed": removed,
+                "kept": kept,
+                "counts": counts,
+            },
+            matter_id=matter.id,
+        )
+        snapshots = _forget_states(ctx, [d.sha256 for d in gone])  # last before the commit, as above
+    audit.sync_head()
+    blobs = ctx.library.empty_trash()
+    truncate_log(db)
+    if ctx.chosen_matter == matter.id:
+        ctx.chosen_matter = None
+    return MatterPurgeResult(matter, removed, kept, len(conversations), len(runs), blobs, snapshots, counts)

@@ -52,6 +52,7 @@ class Extraction:
 class Settings:
     schema_version: int = SCHEMA_VERSION
     active_model: str = ""  # sha256 of a registered model; "" = starter model
+    matter: str = ""  # the matter commands work in unless told (`folio matter use`); "" = Unfiled
     thinking: bool = False  # Qwen3.5 thinks by default; off keeps CPU answers fast
     context_cap: int = 0  # 0 = let the planner choose
     kv_cache_type: str = "auto"

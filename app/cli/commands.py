@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from app import __version__
 from app.cli.checks import add_commands as add_check_commands
 from app.cli.compare import add_commands as add_compare_commands
+from app.cli.matters import add_commands as add_matter_commands
+from app.cli.matters import add_matter_flag
 from app.cli.passwords import ASK, PASSWORD_ENV
 from app.cli.reading import add_commands as add_reading_commands
 from app.cli.redact import add_commands as add_redact_commands
@@ -59,9 +61,11 @@ def _parser() -> argparse.ArgumentParser:
         "--password-file", metavar="FILE", help="read the password from the first line of FILE ('-': standard input)"
     )
     add.add_argument("--frames", type=int, metavar="N", help="most keyframes to keep from a video (default 24)")
+    add_matter_flag(add)
 
-    docs = sub.add_parser("list", help="list documents in the library", description="List documents in the library.")
+    docs = sub.add_parser("list", help="list documents in the library", description="List the documents of a matter.")
     _json_flag(docs)
+    add_matter_flag(docs)
 
     show = sub.add_parser("show", help="show one document", description="Show a document's details.")
     show.add_argument("document", metavar="DOC", help="document id or the path it was added from")
@@ -109,8 +113,11 @@ def _parser() -> argparse.ArgumentParser:
     conv.add_argument("conversation", type=int, metavar="ID")
     _json_flag(conv)
 
-    convs = sub.add_parser("conversations", help="list conversations", description="List stored conversations.")
+    convs = sub.add_parser(
+        "conversations", help="list conversations", description="List the stored conversations of a matter."
+    )
     _json_flag(convs)
+    add_matter_flag(convs)
 
     models = sub.add_parser("models", help="manage models", description="Register and choose GGUF models.")
     msub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
@@ -159,6 +166,7 @@ def _parser() -> argparse.ArgumentParser:
     _HANDLERS.update(add_check_commands(sub))
     _HANDLERS.update(add_reading_commands(sub))
     _HANDLERS.update(add_redact_commands(sub))
+    _HANDLERS.update(add_matter_commands(sub))
     return p
 
 
@@ -201,6 +209,10 @@ def run(args: argparse.Namespace) -> int:
         return _fail(exc)
     ctx.notice = lambda text: print(f"... {text}", file=sys.stderr, flush=True)
     try:
+        if args.command != "matter":
+            # --matter NAME, else the current matter (folio matter use), else Unfiled; a current matter that
+            # is gone is an error only where the command works in one.
+            ctx.use_matter(getattr(args, "matter", None), strict=hasattr(args, "matter"))
         handler = _HANDLERS[args.command]
         code = handler(ctx, args)
         ctx.check_still_there()
@@ -277,6 +289,10 @@ def _cmd_add(ctx: AppContext, args: argparse.Namespace) -> int:
             print(f"... resumed: {progress.kept} scanned page(s) kept from an interrupted reading", file=sys.stderr)
         doc = result.document
         verb = "added" if result.created else "already in library"
+        if result.linked:
+            from app.store.matters import Matters
+
+            verb += f", now also in matter {Matters(ctx.db).by_id(ctx.matter_id).name!r}"
         print(f"{verb}: #{doc.id} {doc.title} ({_extent(doc)}, ~{doc.token_estimate:,} tokens)")
     return 1 if failures else 0
 
@@ -351,12 +367,15 @@ def _extent(doc: DocumentRow) -> str:
 
 
 def _cmd_list(ctx: AppContext, args: argparse.Namespace) -> int:
-    docs = ctx.library.all()
+    docs = ctx.library.all(matter_id=ctx.matter_id)
     if args.json:
         _print_json([dataclasses.asdict(d) for d in docs])
         return 0
     if not docs:
-        print("The library is empty. Add a file with: folio add FILE")
+        if ctx.library.count():
+            print("This matter holds no documents. Add a file with: folio add FILE (see also: folio matter list)")
+        else:
+            print("The library is empty. Add a file with: folio add FILE")
         return 0
     from app.reading import reading_states
 
@@ -619,7 +638,7 @@ def _cmd_show_conversation(ctx: AppContext, args: argparse.Namespace) -> int:
 def _cmd_conversations(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.store.conversations import Conversations
 
-    rows = Conversations(ctx.db).all()
+    rows = Conversations(ctx.db).all(matter_id=ctx.matter_id)
     if args.json:
         _print_json([dataclasses.asdict(c) for c in rows])
         return 0

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.cli.matters import add_matter_flag
 from app.errors import USER_ERRORS, FolioError, one_line
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> di
     where = search.add_mutually_exclusive_group()
     where.add_argument("--documents", action="store_true", help="search document text only")
     where.add_argument("--conversations", action="store_true", help="search conversations only")
+    add_matter_flag(search)
 
     export = sub.add_parser(
         "export", help="export a table or a conversation", description="Write an extraction table or a conversation."
@@ -271,7 +273,11 @@ def cmd_search(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.store.search import Search
 
     hits = Search(ctx.db).query(
-        args.query, limit=max(1, args.limit), documents=not args.conversations, conversations=not args.documents
+        args.query,
+        limit=max(1, args.limit),
+        documents=not args.conversations,
+        conversations=not args.documents,
+        matter_id=ctx.matter_id,
     )
     if not hits:
         print("No matches.")

@@ -57,6 +57,7 @@ from app.extraction.templates import TEXT, Template, TemplateField, TemplateStor
 from app.models.registry import ModelRecord
 from app.store.audit import audited_settings
 from app.store.extraction import ExtractionStore
+from app.store.matters import Matters
 from app.store.search import Passage
 
 if TYPE_CHECKING:
@@ -87,6 +88,7 @@ class RunInfo:
     created_at: str
     updated_at: str
     design: str = ""  # how the cells were asked (app.extraction.prompt.design_key)
+    matter: str = ""  # the name of the matter the run belongs to
 
 
 @dataclass(frozen=True)
@@ -210,6 +212,7 @@ def load_run_info(ctx: AppContext, run_id: int) -> RunInfo:
         created_at=r["created_at"],
         updated_at=r["updated_at"],
         design=r["design"],
+        matter=Matters(ctx.db).by_id(r["matter_id"]).name if r.get("matter_id") is not None else "",
     )
 
 
@@ -283,8 +286,10 @@ class ExtractionService:
             raise FolioError("no document selected")
         for doc_id in document_ids:
             self.ctx.library.get(doc_id)
+        # A table takes documents of one matter, like a question; it is resumed only in that matter.
+        matter_id = Matters(self.ctx.db).one_for(document_ids, prefer=self.ctx.matter_id)
         model = self.model_id()
-        run_id = self.store.latest(template.sha256, model.key, self.design) if resume else None
+        run_id = self.store.latest(template.sha256, model.key, self.design, matter_id) if resume else None
         run = {
             "template_key": template.key,
             "template_name": template.name,
@@ -296,6 +301,7 @@ class ExtractionService:
             "settings": json.dumps(dataclasses.asdict(self.ctx.settings.extraction)),
             "design": self.design,
             "status": "running",
+            "matter_id": matter_id,
         }
         return self.store.start(run_id, run, document_ids)
 
@@ -403,6 +409,7 @@ class ExtractionService:
             model_sha256=model.sha256,
             settings=audited_settings(self.ctx.settings),
             details=details,
+            matter_id=self.store.matter_of(info.id),
         )
         settings = self.ctx.settings.extraction
         sources = self.session.sources(self.ctx, [doc])  # read into passages once, shared with the chat

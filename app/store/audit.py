@@ -35,7 +35,9 @@ if TYPE_CHECKING:
     from app.settings import Settings
 
 GENESIS = "0" * 64
-ACTIONS = ("add", "question", "extraction", "export", "purge", "review", "comparison", "check")
+ACTIONS = (
+    "add", "question", "extraction", "export", "purge", "review", "comparison", "check", "matter", "destroy", "import",
+)  # fmt: skip
 _COLUMNS = ("id", "at", "os_user", "action", "documents", "model_sha256", "settings", "details", "prev_hash")
 
 
@@ -51,6 +53,7 @@ class AuditEntry:
     details: dict[str, Any]
     prev_hash: str
     hash: str
+    matter_id: int | None = None  # the matter it belongs to; None: written before matters, or none applies
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> AuditEntry:
@@ -65,6 +68,7 @@ class AuditEntry:
             details=json.loads(row["details"]),
             prev_hash=row["prev_hash"],
             hash=row["hash"],
+            matter_id=row.get("matter_id"),
         )
 
 
@@ -77,8 +81,12 @@ class VerifyResult:
 
 
 def entry_hash(row: dict[str, Any]) -> str:
-    """The hash of an entry over its stored text, exactly as stored (no re-encoding of the JSON)."""
-    payload = json.dumps([row[c] for c in _COLUMNS], ensure_ascii=False, separators=(",", ":"))
+    """The hash of an entry over its stored text, exactly as stored (no re-encoding of the JSON). An
+    entry's matter is covered when it has one; entries written before matters hash as they always did."""
+    values: list[Any] = [row[c] for c in _COLUMNS]
+    if row.get("matter_id") is not None:
+        values.append({"matter_id": row["matter_id"]})
+    payload = json.dumps(values, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -94,13 +102,14 @@ def _canonical(value: Any) -> str:
 
 
 class AuditLog:
-    def __init__(self, db: Database, head_file: Path) -> None:
+    def __init__(self, db: Database, head_file: Path, matter_id: int | None = None) -> None:
         self.db = db
         self.head_file = head_file
+        self.matter_id = matter_id  # the matter an entry belongs to unless `record` names another
 
     @classmethod
-    def in_folder(cls, db: Database, data_dir: Path) -> AuditLog:
-        return cls(db, data_dir / "audit-head.json")
+    def in_folder(cls, db: Database, data_dir: Path, matter_id: int | None = None) -> AuditLog:
+        return cls(db, data_dir / "audit-head.json", matter_id)
 
     @contextmanager
     def _write_lock(self) -> Iterator[None]:
@@ -127,6 +136,7 @@ class AuditLog:
         model_sha256: str | None,
         settings: dict[str, Any],
         details: dict[str, Any],
+        matter_id: int | None = None,
     ) -> AuditEntry:
         if action not in ACTIONS:
             raise FolioError(f"unknown audit action {action!r}")
@@ -142,6 +152,7 @@ class AuditLog:
                 "settings": _canonical(settings),
                 "details": _canonical(details),
                 "prev_hash": last[1] if last else GENESIS,
+                "matter_id": matter_id if matter_id is not None else self.matter_id,
             }
             row["hash"] = entry_hash(row)
             self.db.table("audit_log").insert(row)
@@ -212,13 +223,11 @@ class AuditLog:
         if fmt == "csv":
             out = io.StringIO()
             writer = csv.writer(out)
-            writer.writerow([*_COLUMNS, "hash"])
+            columns = (*_COLUMNS, "hash", "matter_id")
+            writer.writerow(columns)
             for e in entries:
                 writer.writerow(
-                    [
-                        json.dumps(e[c], ensure_ascii=False) if isinstance(e[c], list | dict) else e[c]
-                        for c in (*_COLUMNS, "hash")
-                    ]
+                    [json.dumps(e[c], ensure_ascii=False) if isinstance(e[c], list | dict) else e[c] for c in columns]
                 )
             return out.getvalue().encode("utf-8")
         raise FolioError(f"unknown audit export format {fmt!r} (use jsonl or csv)")
@@ -236,10 +245,15 @@ class DocumentAudit:
     log: AuditLog
     settings: Settings
 
-    def added(self, sha256: str, details: dict[str, Any]) -> None:
+    def added(self, sha256: str, details: dict[str, Any], matter_id: int | None = None) -> None:
         """Call inside the transaction that stores the document, then `log.sync_head()` after its commit."""
         self.log.record(
-            "add", documents=[sha256], model_sha256=None, settings=dataclasses.asdict(self.settings), details=details
+            "add",
+            documents=[sha256],
+            model_sha256=None,
+            settings=dataclasses.asdict(self.settings),
+            details=details,
+            matter_id=matter_id,
         )
 
 
@@ -254,6 +268,7 @@ def record_question(
     message_id: int,
     question: str,
     thinking: bool,
+    matter_id: int | None = None,
 ) -> AuditEntry:
     return log.record(
         "question",
@@ -268,4 +283,5 @@ def record_question(
             "thinking": thinking,
             "model": model_label,
         },
+        matter_id=matter_id,
     )

@@ -61,16 +61,25 @@ class ConversationRow:
     created_at: str
     updated_at: str
     document_ids: list[int] = field(default_factory=list)
+    matter_id: int | None = None
 
 
 class Conversations:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    def create(self, document_ids: list[int], title: str) -> int:
+    def create(self, document_ids: list[int], title: str, matter_id: int | None = None) -> int:
+        """A new conversation about these documents, in `matter_id` (None: the one matter holding them all)."""
+        from app.store.matters import Matters
+
         now = now_iso()
         with self.db.atomic():
-            conv_id = insert_row(self.db, "conversations", {"title": title, "created_at": now, "updated_at": now})
+            matter = matter_id if matter_id is not None else Matters(self.db).one_for(document_ids)
+            conv_id = insert_row(
+                self.db,
+                "conversations",
+                {"title": title, "created_at": now, "updated_at": now, "matter_id": matter},
+            )
             self.db.table("conversation_documents").insert_all(
                 {"conversation_id": conv_id, "document_id": d, "position": i} for i, d in enumerate(document_ids)
             )
@@ -85,10 +94,19 @@ class Conversations:
             [conversation_id],
         ).fetchall()
         r = rows[0]
-        return ConversationRow(r["id"], r["title"], r["created_at"], r["updated_at"], [d[0] for d in docs])
+        return ConversationRow(
+            r["id"], r["title"], r["created_at"], r["updated_at"], [d[0] for d in docs], r.get("matter_id")
+        )
 
-    def all(self, document_id: int | None = None) -> list[ConversationRow]:
-        if document_id is None:
+    def all(self, document_id: int | None = None, matter_id: int | None = None) -> list[ConversationRow]:
+        if document_id is None and matter_id is not None:
+            ids = [
+                r[0]
+                for r in self.db.execute(
+                    "SELECT id FROM conversations WHERE matter_id = ? ORDER BY updated_at DESC, id DESC", [matter_id]
+                )
+            ]
+        elif document_id is None:
             ids = [r[0] for r in self.db.execute("SELECT id FROM conversations ORDER BY updated_at DESC, id DESC")]
         else:
             ids = [

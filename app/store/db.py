@@ -426,6 +426,44 @@ MIGRATIONS: list[tuple[str, str]] = [
         ));
         """,
     ),
+    (
+        # Matters: a client matter, deal or case that documents, conversations, extraction runs and audit
+        # entries belong to. A document (one copy, by sha256) may be in several matters (matter_documents).
+        # Everything already in the library goes into "Unfiled", so nothing is lost or left outside one.
+        # Audit entries written before this migration keep no matter: the log is append-only.
+        "m037_matters",
+        """
+        CREATE TABLE matters (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+            number TEXT NOT NULL DEFAULT '',
+            description TEXT NOT NULL DEFAULT '',
+            opened_at TEXT NOT NULL,
+            retain_until TEXT,
+            closed INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE matter_documents (
+            matter_id INTEGER NOT NULL REFERENCES matters(id) ON DELETE CASCADE,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            added_at TEXT NOT NULL,
+            PRIMARY KEY (matter_id, document_id)
+        );
+        CREATE INDEX matter_documents_document ON matter_documents(document_id);
+        ALTER TABLE conversations ADD COLUMN matter_id INTEGER REFERENCES matters(id);
+        ALTER TABLE extraction_runs ADD COLUMN matter_id INTEGER REFERENCES matters(id);
+        ALTER TABLE audit_log ADD COLUMN matter_id INTEGER;
+        CREATE INDEX conversations_matter ON conversations(matter_id);
+        CREATE INDEX extraction_runs_matter ON extraction_runs(matter_id);
+        INSERT INTO matters (name, description, opened_at) VALUES (
+            'Unfiled', 'Documents and work that belong to no other matter',
+            strftime('%Y-%m-%dT%H:%M:%S+00:00', 'now')
+        );
+        INSERT INTO matter_documents (matter_id, document_id, added_at)
+            SELECT (SELECT id FROM matters WHERE name = 'Unfiled'), id, added_at FROM documents;
+        UPDATE conversations SET matter_id = (SELECT id FROM matters WHERE name = 'Unfiled');
+        UPDATE extraction_runs SET matter_id = (SELECT id FROM matters WHERE name = 'Unfiled');
+        """,
+    ),
 ]
 
 KNOWN = [name for name, _ in MIGRATIONS]

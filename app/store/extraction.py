@@ -30,14 +30,23 @@ class ExtractionStore:
         """Every run, the newest first."""
         return [int(r[0]) for r in self.db.execute("SELECT id FROM extraction_runs ORDER BY id DESC")]
 
-    def latest(self, template_sha256: str, model_key: str, design: str) -> int | None:
-        """The newest run of this template with this model, asked this way."""
+    def latest(self, template_sha256: str, model_key: str, design: str, matter_id: int | None = None) -> int | None:
+        """The newest run of this template with this model, asked this way (in this matter, when given)."""
         row = self.db.execute(
             "SELECT id FROM extraction_runs WHERE template_sha256 = ? AND model_sha256 = ? AND design = ? "
-            "ORDER BY id DESC LIMIT 1",
-            [template_sha256, model_key, design],
+            "AND (? IS NULL OR matter_id = ?) ORDER BY id DESC LIMIT 1",
+            [template_sha256, model_key, design, matter_id, matter_id],
         ).fetchone()
         return int(row[0]) if row else None
+
+    def matter_of(self, run_id: int) -> int | None:
+        row = self.db.execute("SELECT matter_id FROM extraction_runs WHERE id = ?", [run_id]).fetchone()
+        return int(row[0]) if row and row[0] is not None else None
+
+    def run_ids_in(self, matter_id: int) -> list[int]:
+        """The runs of one matter, the newest first."""
+        rows = self.db.execute("SELECT id FROM extraction_runs WHERE matter_id = ? ORDER BY id DESC", [matter_id])
+        return [int(r[0]) for r in rows]
 
     def start(self, run_id: int | None, run: dict[str, Any], document_ids: list[int]) -> int:
         """A new run (when run_id is None) with these documents appended after the run's own, in one
@@ -45,6 +54,10 @@ class ExtractionStore:
         with self.db.atomic():
             if run_id is None:
                 now = now_iso()
+                if run.get("matter_id") is None:
+                    from app.store.matters import Matters
+
+                    run = {**run, "matter_id": Matters(self.db).one_for(list(document_ids))}
                 run_id = insert_row(self.db, "extraction_runs", {**run, "created_at": now, "updated_at": now})
             start = self.db.execute(
                 "SELECT coalesce(max(position), 0) FROM extraction_run_documents WHERE run_id = ?", [run_id]

@@ -8,7 +8,7 @@ import json
 import os
 import sqlite3
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from app.clock import now_iso
 from app.errors import LibraryGone, NotFound
 from app.store.db import insert_row
+from app.store.matters import Matters
 from ingest import Document, Limits, Segment
 from ingest import load as ingest_load
 from ingest.document import Attachment, OcrWord, VideoInfo
@@ -65,6 +66,7 @@ class DocumentRow:
 class AddResult:
     document: DocumentRow
     created: bool  # False when the same content was already in the library
+    linked: bool = False  # already in the library, and now in one more matter (a link, no copy)
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,7 @@ class Library:
         audit: DocumentAudit,
         ocr: OcrOptions | None = None,
         resume_dir: Path | None = None,
+        matter_id: int | None = None,
     ) -> None:
         self._written: list[str] = []  # blobs the add in progress wrote (taken back if it fails)
         self._journal = Path()  # the add in progress notes each blob here before writing it
@@ -129,6 +132,15 @@ class Library:
         self.ocr = ocr or OcrOptions()  # how scanned pages of files added from here are read
         # Where a scanned PDF's pages are kept while it is read, so an interrupted add resumes.
         self.resume_dir = resume_dir
+        # The matter every document added from here is put in (None: "Unfiled"); a document already
+        # in the library is linked to it, never stored a second time.
+        self._matter_id = matter_id
+
+    @property
+    def matter_id(self) -> int:
+        if self._matter_id is None:
+            self._matter_id = Matters(self.db).unfiled().id
+        return self._matter_id
 
     # -- adding ---------------------------------------------------------------------------------
     def add(
@@ -144,8 +156,8 @@ class Library:
         if source.is_file():
             existing = self._by_sha(file_sha256(source))
             if existing is not None:
-                self._remember_source(existing, source)
-                return AddResult(existing, created=False)
+                linked = self._remember_source(existing, source)
+                return AddResult(existing, created=False, linked=linked)
         document = load(
             source, password=password, limits=limits, ocr=self.ocr, progress=progress, resume_dir=self.resume_dir
         )
@@ -158,8 +170,8 @@ class Library:
         """Store a document (and an e-mail's attachments, each a document linked to it) in one transaction."""
         existing = self._by_sha(document.sha256)
         if existing is not None:
-            self._remember_source(existing, Path(document.source_path))
-            return AddResult(existing, created=False)
+            linked = self._remember_source(existing, Path(document.source_path))
+            return AddResult(existing, created=False, linked=linked)
         # Blobs are content-addressed and written first: a row pointing at a missing blob would be a
         # broken document. Those this add wrote are taken back if it fails (a full disk, a locked
         # library), so a failed add leaves no files behind either.
@@ -249,14 +261,17 @@ class Library:
                 {"document_id": doc_id, "path": document.source_path, "added_at": now}
             )
         # Every document stored is audited in the same transaction: an e-mail and each attachment.
+        self._link(doc_id)
         row = self.get(doc_id)
-        self.audit.added(row.sha256, _audit_details(row, document.source_path, created=True))
+        self.audit.added(row.sha256, _audit_details(row, document.source_path, created=True), matter_id=self.matter_id)
         for position, (attachment, part) in enumerate(prepared.attachments, start=1):
             part_id = None
             if attachment.document is not None:
                 # Already in the library (added before, or attached twice to this e-mail): linked, not copied.
                 same = self._by_sha(attachment.document.sha256)
                 part_id = same.id if same is not None else self._insert(part) if part is not None else None
+                if part_id is not None:
+                    self._link(part_id)
             self.db.table("attachments").insert(
                 {
                     "email_id": doc_id,
@@ -267,6 +282,21 @@ class Library:
                 }
             )
         return doc_id
+
+    @contextlib.contextmanager
+    def writing_blobs(self) -> Iterator[Callable[[bytes, str], str]]:
+        """Write files into the blob folder (content-addressed, noted first like an add's): those the
+        block wrote are taken back if it fails, so a failed import leaves no files behind."""
+        self._written = []
+        self._journal = self.pending_dir / f"{os.getpid()}-{uuid.uuid4().hex}.txt"
+        try:
+            yield self._write_blob
+        except BaseException:
+            self._take_back(self._written)
+            raise
+        finally:
+            with contextlib.suppress(OSError):
+                self._journal.unlink(missing_ok=True)
 
     def _write_blob(self, data: bytes, suffix: str = ".png") -> str:
         from common.files import atomic_write_bytes, private_dir
@@ -323,17 +353,31 @@ class Library:
             except (OSError, sqlite3.Error):
                 continue
 
-    def _remember_source(self, doc: DocumentRow, source: Path) -> None:
-        """The same content from another path: remembered (and audited) once per path."""
+    def _remember_source(self, doc: DocumentRow, source: Path) -> bool:
+        """The same content from another path, or into another matter: remembered (and audited) once per
+        path and matter. The document is linked to the matter, not copied."""
         with self.db.atomic():
             inserted = self.db.execute(
                 "INSERT OR IGNORE INTO document_sources(document_id, path, added_at) VALUES (?, ?, ?)",
                 [doc.id, str(source), now_iso()],
             ).rowcount
-            if inserted:
-                self.audit.added(doc.sha256, _audit_details(doc, str(source), created=False))
-        if inserted:
+            linked = self._link(doc.id)
+            if inserted or linked:
+                self.audit.added(doc.sha256, _audit_details(doc, str(source), created=False), matter_id=self.matter_id)
+        if inserted or linked:
             self.audit.log.sync_head()
+        return linked
+
+    def _link(self, doc_id: int) -> bool:
+        """Put the document in this library's matter, an e-mail with its attachments (a question about
+        an e-mail reads them too). True when the document was not in the matter yet."""
+        matters = Matters(self.db)
+        linked = matters.link(self.matter_id, doc_id)
+        if linked:
+            for attachment in self.attachments(doc_id):
+                if attachment.document_id is not None and attachment.document_id != doc_id:
+                    self._link(attachment.document_id)
+        return linked
 
     # -- reading --------------------------------------------------------------------------------
     def _by_sha(self, sha256: str) -> DocumentRow | None:
@@ -346,8 +390,13 @@ class Library:
             raise NotFound(f"no document with id {doc_id} in the library")
         return DocumentRow.from_row(rows[0])
 
-    def all(self) -> list[DocumentRow]:
-        return [DocumentRow.from_row(r) for r in self.db.table("documents").rows_where(order_by="id")]
+    def all(self, matter_id: int | None = None) -> list[DocumentRow]:
+        """Every document, or those of one matter."""
+        if matter_id is None:
+            return [DocumentRow.from_row(r) for r in self.db.table("documents").rows_where(order_by="id")]
+        where = "id IN (SELECT document_id FROM matter_documents WHERE matter_id = ?)"
+        rows = self.db.table("documents").rows_where(where, [matter_id], order_by="id")
+        return [DocumentRow.from_row(r) for r in rows]
 
     def attachment_places(self) -> dict[int, tuple[int, int]]:
         """Every document that came in as an e-mail attachment -> (e-mail id, attachment number)."""

@@ -108,16 +108,23 @@ class Search:
         self.db = db
 
     def query(
-        self, text: str, *, limit: int = 20, documents: bool = True, conversations: bool = True
+        self,
+        text: str,
+        *,
+        limit: int = 20,
+        documents: bool = True,
+        conversations: bool = True,
+        matter_id: int | None = None,
     ) -> list[SearchHit]:
+        """The best hits in documents and conversations: every one, or those of one matter."""
         query = fts_query(text)
         if not query:
             raise FolioError("type a word to search for")
         hits: list[SearchHit] = []
         if documents:
-            hits += self._documents(query, limit)
+            hits += self._documents(query, limit, matter_id)
         if conversations:
-            hits += self._messages(query, limit)
+            hits += self._messages(query, limit, matter_id)
         hits.sort(key=lambda h: h.score)
         return hits[:limit]
 
@@ -180,16 +187,18 @@ class Search:
         found = self.document_passages(document_id, words, limit=limit * 20, tokens=1)
         return list(dict.fromkeys(p.page for p in found))[:limit]
 
-    def _documents(self, query: str, limit: int) -> list[SearchHit]:
+    def _documents(self, query: str, limit: int, matter_id: int | None = None) -> list[SearchHit]:
         rows = self.db.execute(
             f"""
             SELECT s.document_id, d.title, s.page, s.label, s.t_seconds, d.kind, bm25(segments_fts) AS score,
                    snippet(segments_fts, 0, ?, ?, '…', {SNIPPET_TOKENS})
             FROM segments_fts JOIN segments s ON s.id = segments_fts.rowid
             JOIN documents d ON d.id = s.document_id
-            WHERE segments_fts MATCH ? ORDER BY score LIMIT ?
+            WHERE segments_fts MATCH ? AND (? IS NULL OR s.document_id IN
+                (SELECT document_id FROM matter_documents WHERE matter_id = ?))
+            ORDER BY score LIMIT ?
             """,
-            [_OPEN, _CLOSE, query, limit],
+            [_OPEN, _CLOSE, query, matter_id, matter_id, limit],
         ).fetchall()
         hits = []
         for doc_id, title, page, label, t_seconds, kind, score, marked in rows:
@@ -210,16 +219,16 @@ class Search:
             )
         return hits
 
-    def _messages(self, query: str, limit: int) -> list[SearchHit]:
+    def _messages(self, query: str, limit: int, matter_id: int | None = None) -> list[SearchHit]:
         rows = self.db.execute(
             f"""
             SELECT m.conversation_id, c.title, m.id, m.role, bm25(messages_fts) AS score,
                    snippet(messages_fts, 0, ?, ?, '…', {SNIPPET_TOKENS})
             FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
             JOIN conversations c ON c.id = m.conversation_id
-            WHERE messages_fts MATCH ? ORDER BY score LIMIT ?
+            WHERE messages_fts MATCH ? AND (? IS NULL OR c.matter_id = ?) ORDER BY score LIMIT ?
             """,
-            [_OPEN, _CLOSE, query, limit],
+            [_OPEN, _CLOSE, query, matter_id, matter_id, limit],
         ).fetchall()
         hits = []
         for conv_id, title, message_id, role, score, marked in rows:

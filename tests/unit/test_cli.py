@@ -27,6 +27,9 @@ COMMANDS = [
     ["compare"],
     ["read"],
     ["redact"],
+    ["matter"],
+    ["matter", "export"],
+    ["matter", "purge"],
 ]
 
 

@@ -1,0 +1,470 @@
+"""Matters: the migration that files an existing library under "Unfiled", one copy of a document in
+several matters, the CLI (`folio matter ...`, `--matter`), the refusal of a question across matters,
+and a matter's destruction that leaves no byte of its text behind and a verifiable audit record."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.cli.commands import main
+from app.context import AppContext, open_app
+from app.errors import FolioError
+from app.store.audit import AuditLog, entry_hash
+from app.store.conversations import Conversations
+from app.store.db import KNOWN, applied_migrations, build_migrations, open_db
+from app.store.extraction import ExtractionStore
+from app.store.matters import UNFILED, Matters
+
+PHRASE = "Vorquillian brambleshade escrow"  # words that exist nowhere else
+
+
+def _text_file(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _folio(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# -- the migration ------------------------------------------------------------------------------
+def test_migration_files_an_old_library_under_unfiled_and_loses_nothing(tmp_path: Path) -> None:
+    from sqlite_utils import Database
+
+    path = tmp_path / "old.sqlite3"
+    old = Database(path)
+    build_migrations().apply(old, stop_before="m037_matters")  # type: ignore[attr-defined]
+    assert "m037_matters" not in applied_migrations(old)
+    for doc_id in (1, 2):
+        old.execute(
+            "INSERT INTO documents(id, sha256, kind, title, mime, size_bytes, source_path, added_at) "
+            "VALUES (?, ?, 'text', ?, 'text/plain', 10, '/x', '2025-01-02T03:04:05+00:00')",
+            [doc_id, f"{doc_id:064x}", f"doc {doc_id}"],
+        )
+    old.execute("INSERT INTO conversations(id, title, created_at, updated_at) VALUES (7, 'c', 'x', 'x')")
+    old.execute("INSERT INTO conversation_documents(conversation_id, document_id, position) VALUES (7, 1, 0)")
+    old.execute(
+        "INSERT INTO extraction_runs(id, template_key, template_name, template_version, template_sha256, "
+        "template_json, model, model_sha256, created_at, updated_at) VALUES (3, 'nda', 'NDA', 1, 't', '{}', 'm', "
+        "'s', 'x', 'x')"
+    )
+    # An audit entry written before matters: its hash must still verify after the migration.
+    row = {
+        "id": 1, "at": "x", "os_user": "u", "action": "add", "documents": '["a"]', "model_sha256": None,
+        "settings": "{}", "details": "{}", "prev_hash": "0" * 64,
+    }  # fmt: skip
+    row["hash"] = entry_hash(row)
+    old.table("audit_log").insert(row)
+    old.conn.commit()
+    old.close()
+    (tmp_path / "audit-head.json").write_text(json.dumps({"id": 1, "hash": row["hash"]}))
+
+    db = open_db(path)
+    assert applied_migrations(db) == KNOWN
+    matters = Matters(db)
+    unfiled = matters.get(UNFILED)
+    assert [m.name for m in matters.all()] == [UNFILED]
+    assert matters.document_ids(unfiled.id) == [1, 2]
+    assert Conversations(db).get(7).matter_id == unfiled.id
+    assert Conversations(db).get(7).document_ids == [1]
+    assert ExtractionStore(db).matter_of(3) == unfiled.id
+    assert db.execute("SELECT count(*) FROM documents").fetchone()[0] == 2
+    log = AuditLog(db, tmp_path / "audit-head.json")
+    assert log.verify().ok, log.verify().problem
+    assert log.entries()[0].matter_id is None  # append-only: entries from before keep no matter
+    log.record("add", documents=["b"], model_sha256=None, settings={}, details={}, matter_id=unfiled.id)
+    assert log.verify().ok and log.entries()[-1].matter_id == unfiled.id
+    db.close()
+
+
+def test_an_entrys_matter_is_covered_by_its_hash(ctx: AppContext) -> None:
+    log = ctx.audit
+    log.record("add", documents=["a"], model_sha256=None, settings={}, details={}, matter_id=1)
+    assert log.verify().ok
+    ctx.db.execute("DROP TRIGGER audit_log_no_update")
+    ctx.db.execute("UPDATE audit_log SET matter_id = 2 WHERE id = 1")
+    assert not log.verify().ok
+
+
+# -- one copy, several matters ------------------------------------------------------------------
+def test_the_same_file_in_two_matters_is_one_document_linked_twice(ctx: AppContext, tmp_path: Path) -> None:
+    matters = Matters(ctx.db)
+    acme, beta = matters.create("Acme v. Beta", number="2024-017"), matters.create("Beta merger")
+    source = _text_file(tmp_path / "nda.txt", "Mutual NDA. Governed by the laws of Delaware.\n")
+    ctx.chosen_matter = acme.id
+    first = ctx.library.add(source)
+    ctx.chosen_matter = beta.id
+    second = ctx.library.add(source)
+    assert first.created and not second.created and first.document.id == second.document.id
+    assert ctx.db.execute("SELECT count(*) FROM documents").fetchone()[0] == 1
+    assert matters.of_documents([first.document.id]) == {first.document.id: {acme.id, beta.id}}
+    assert [d.id for d in ctx.library.all(matter_id=acme.id)] == [first.document.id]
+    assert ctx.library.all(matter_id=matters.unfiled().id) == []
+    assert [e.matter_id for e in ctx.audit.entries() if e.action == "add"] == [acme.id, beta.id]
+    assert ctx.audit.verify().ok
+
+
+def test_an_email_added_to_another_matter_brings_its_attachments(ctx: AppContext, tmp_path: Path) -> None:
+    from tests.fixtures.office import email_with_attachments
+
+    matters = Matters(ctx.db)
+    acme, beta = matters.create("Acme"), matters.create("Beta")
+    mail = email_with_attachments(tmp_path / "m.eml", [("terms.txt", b"Terms: ninety days.\n", "text/plain")])
+    ctx.chosen_matter = acme.id
+    email = ctx.library.add(mail).document
+    ctx.chosen_matter = beta.id
+    assert ctx.library.add(mail).linked
+    both = {acme.id, beta.id}
+    assert [held for held in matters.of_documents(matters.document_ids(acme.id)).values()] == [both, both]
+    assert matters.one_for([email.id], prefer=beta.id) == beta.id
+
+
+def test_a_question_across_matters_is_refused_in_one_line(ctx: AppContext, tmp_path: Path) -> None:
+    from app.chat import ChatService
+
+    matters = Matters(ctx.db)
+    acme, beta = matters.create("Acme"), matters.create("Beta")
+    ctx.chosen_matter = acme.id
+    a = ctx.library.add(_text_file(tmp_path / "a.txt", "Acme's lease.\n")).document
+    ctx.chosen_matter = beta.id
+    b = ctx.library.add(_text_file(tmp_path / "b.txt", "Beta's loan.\n")).document
+    with pytest.raises(FolioError) as refused:
+        Conversations(ctx.db).create([a.id, b.id], "mixed")
+    assert "different matters ('Acme', 'Beta')" in str(refused.value) and "\n" not in str(refused.value)
+    service = ChatService(ctx)
+    try:
+        with pytest.raises(FolioError, match="different matters"):
+            service.ask([a.id, b.id], "Which law governs?")
+        assert service.matter_for([b.id]) == beta.id
+    finally:
+        service.close()
+    assert Conversations(ctx.db).all() == []  # nothing was stored
+
+
+# -- the CLI ------------------------------------------------------------------------------------
+def test_matter_commands_and_the_matter_flag(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    lease = _text_file(tmp_path / "lease.txt", "The tenant pays rent to Brindlewood monthly.\n")
+    loan = _text_file(tmp_path / "loan.txt", "The borrower repays Brindlewood in 2029.\n")
+    assert _folio(capsys, "matter", "new", "Acme", "--number", "A-1", "--retain-until", "2001-01-01")[0] == 0
+    assert _folio(capsys, "matter", "new", "Beta", "--description", "the loan")[0] == 0
+    code, _, err = _folio(capsys, "matter", "new", "acme")
+    assert code == 1 and err.strip() == "folio: error: a matter named 'acme' already exists"
+    assert _folio(capsys, "add", str(lease), "--matter", "Acme")[0] == 0  # document 1
+    deed = _text_file(tmp_path / "deed.txt", "The deed of Brindlewood House.\n")
+    assert _folio(capsys, "add", str(deed), "--matter", "Acme")[0] == 0  # document 2
+    assert _folio(capsys, "matter", "use", "Beta")[0] == 0
+    code, out, _ = _folio(capsys, "add", str(loan))
+    assert code == 0 and "added:" in out
+    code, out, _ = _folio(capsys, "add", str(lease))  # into Beta too: linked, not copied
+    assert code == 0 and "already in library, now also in matter 'Beta'" in out
+
+    code, out, _ = _folio(capsys, "list")  # the current matter, Beta
+    assert " loan " in out and " lease " in out
+    code, out, _ = _folio(capsys, "list", "--matter", "Acme")
+    assert " lease " in out and " deed " in out and " loan " not in out
+    code, out, _ = _folio(capsys, "list", "--matter", UNFILED)
+    assert "holds no documents" in out
+    code, out, _ = _folio(capsys, "search", "repays", "--matter", "Acme")
+    assert out.strip() == "No matches."
+    code, out, _ = _folio(capsys, "search", "repays")
+    assert "loan" in out
+
+    assert _folio(capsys, "matter", "close", "Acme")[0] == 0
+    code, out, _ = _folio(capsys, "matter", "list")
+    assert "* Beta" in out and "due for destruction, closed" in out
+    code, out, _ = _folio(capsys, "matter", "list", "--due")
+    assert "Acme" in out and "Beta" not in out
+    code, out, _ = _folio(capsys, "matter", "show", "Acme", "--json")
+    shown = json.loads(out)
+    assert shown["number"] == "A-1" and shown["documents"] == 2 and shown["due"] is True
+
+    assert _folio(capsys, "matter", "rename", "Beta", "Beta loan")[0] == 0
+    code, out, _ = _folio(capsys, "matter", "show")  # the current matter followed the rename
+    assert "matter:        Beta loan" in out and "2 document(s)" in out
+    code, _, err = _folio(capsys, "list", "--matter", "Gamma")
+    assert code == 1 and "no matter named 'Gamma'" in err
+    code, _, err = _folio(capsys, "ask", "2", "3", "Who pays?")  # the deed (Acme) and the loan (Beta loan)
+    assert code == 1 and err.count("\n") == 1 and "different matters ('Acme', 'Beta loan')" in err
+
+    code, out, _ = _folio(capsys, "matter", "purge", "Acme", "--yes")  # the deed goes, the lease stays
+    assert code == 0 and "destroyed: matter 'Acme' (1 document(s)" in out and "1 document(s) kept" in out
+    code, out, _ = _folio(capsys, "matter", "list")
+    assert "Acme" not in out
+
+    ctx = open_app()
+    try:
+        assert ctx.db.execute("SELECT count(*) FROM documents").fetchone()[0] == 2
+        assert ctx.audit.verify().ok
+        events = [e.details.get("event") for e in ctx.audit.entries() if e.action == "matter"]
+        assert events == ["opened", "opened", "closed", "renamed"]
+        assert ctx.audit.entries()[-1].action == "destroy"
+    finally:
+        ctx.close()
+
+
+# -- destroying a matter ------------------------------------------------------------------------
+def _files_holding(root: Path, needle: bytes) -> list[str]:
+    found = []
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and needle in path.read_bytes().lower():
+            found.append(str(path.relative_to(root)))
+    return found
+
+
+def test_purge_destroys_the_matter_and_leaves_no_trace_of_its_text(
+    capsys: pytest.CaptureFixture[str], folio_home: Path, tmp_path: Path
+) -> None:
+    from app.purge import purge_matter
+    from tests.fixtures.office import email_with_attachments
+
+    needle = PHRASE.lower().encode()
+    ctx = open_app()
+    try:
+        matters = Matters(ctx.db)
+        secret, other = matters.create("Secret deal", number="S-9"), matters.create("Other")
+        ctx.chosen_matter = secret.id
+        memo = ctx.library.add(_text_file(tmp_path / "memo.txt", f"The {PHRASE} closes on Friday.\n")).document
+        mail = email_with_attachments(
+            tmp_path / "deal.eml", [("terms.txt", f"Terms: {PHRASE} of 40,000.\n".encode(), "text/plain")]
+        )
+        email = ctx.library.add(mail).document
+        shared = ctx.library.add(_text_file(tmp_path / "shared.txt", "A shared template of Delaware law.\n"))
+        ctx.chosen_matter = other.id
+        ctx.library.add(tmp_path / "shared.txt")
+        kept = ctx.library.add(_text_file(tmp_path / "kept.txt", "The other matter's lease.\n")).document
+        attachment_blobs = [
+            p for p in (folio_home / "data" / "blobs").rglob("*") if p.is_file() and needle in p.read_bytes().lower()
+        ]
+        assert attachment_blobs  # the attachment's original is stored beside the database
+
+        # The matter's conversation (an answer quoting the phrase) and extraction table.
+        conversations = Conversations(ctx.db)
+        conv = conversations.create([memo.id], "About the escrow", matter_id=secret.id)
+        conversations.add_message(conv, "assistant", f"The {PHRASE} closes on Friday [p. 1].")
+        kept_conv = conversations.create([kept.id], "Lease", matter_id=other.id)
+        store = ExtractionStore(ctx.db)
+        run = {
+            "template_key": "nda", "template_name": "NDA", "template_version": 1, "template_sha256": "t",
+            "template_json": "{}", "model": "m", "model_sha256": "s", "matter_id": secret.id,
+        }  # fmt: skip
+        run_id = store.start(None, run, [memo.id, shared.document.id])
+        cell = {"document_id": shared.document.id, "field_key": "parties", "found": 1, "quote_status": "exact",
+                "value": PHRASE, "created_at": "x"}  # fmt: skip
+        store.add_cells(run_id, [cell])
+        # A model-state snapshot and a reading record of the memo (caches), and one of the kept document.
+        states = ctx.paths.state_cache_dir
+        states.mkdir(parents=True, exist_ok=True)
+        for key, sha in (("a" * 16, memo.sha256), ("b" * 16, kept.sha256)):
+            (states / f"{key}.state").write_bytes(b"state " + (needle if sha == memo.sha256 else b"other"))
+            (states / f"{key}.json").write_text(json.dumps({"tags": [sha], "size": 1}))
+        assert _files_holding(folio_home, needle)
+    finally:
+        ctx.close()
+
+    code, out, _ = _folio(capsys, "conversations", "--matter", "Other", "--json")
+    assert [c["id"] for c in json.loads(out)] == [kept_conv]
+    code, _, err = _folio(capsys, "matter", "purge", "Secret deal")
+    assert code == 2 and "add --yes" in err  # no terminal, no --yes: nothing happens
+    ctx = open_app()
+    try:
+        result = purge_matter(ctx, "Secret deal")
+        # No byte of the phrase in the database, its write-ahead log (checked with the library still
+        # open), the FTS index, page images, originals or caches.
+        assert _files_holding(folio_home, needle) == []
+    finally:
+        ctx.close()
+    assert [d["title"] for d in result.removed] == ["memo", "Draft MSA for review", "terms"] and result.blobs >= 1
+    assert not any(p.exists() for p in attachment_blobs)
+    assert not (states / f"{'a' * 16}.state").exists() and (states / f"{'b' * 16}.state").exists()
+
+    ctx = open_app()
+    try:
+        matters = Matters(ctx.db)
+        assert matters.find("Secret deal") is None
+        titles = {d.title for d in ctx.library.all()}
+        assert titles == {"shared", "kept"}  # the shared one stays, for the other matter
+        assert [d.title for d in ctx.library.all(matter_id=other.id)] == ["shared", "kept"]
+        assert [c.id for c in Conversations(ctx.db).all()] == [kept_conv]
+        assert ExtractionStore(ctx.db).run_ids() == []
+        assert (
+            ctx.db.execute("SELECT count(*) FROM segments_fts WHERE segments_fts MATCH 'vorquillian'").fetchone()[0]
+            == 0
+        )
+        verified = ctx.audit.verify()
+        assert verified.ok, verified.problem
+        record = ctx.audit.entries()[-1]
+        assert record.action == "destroy" and record.matter_id == secret.id and record.os_user
+        assert set(record.documents) == {memo.sha256, email.sha256} | {
+            d["sha256"] for d in record.details["removed"] if d["title"].startswith("terms")
+        }
+        assert record.details["matter"] == "Secret deal" and record.details["matter_number"] == "S-9"
+        assert record.details["counts"]["documents"] == 3 and record.details["counts"]["documents_kept"] == 1
+        assert record.details["counts"]["conversations"] == 1 and record.details["counts"]["extraction_runs"] == 1
+        assert [k["title"] for k in record.details["kept"]] == ["shared"]
+    finally:
+        ctx.close()
+
+
+@pytest.fixture
+def ctx() -> Iterator[AppContext]:
+    context = open_app()
+    yield context
+    context.close()
+
+
+# -- moving a matter between machines -----------------------------------------------------------
+_COMPARED = {
+    "documents": "SELECT sha256, kind, title, mime, size_bytes, page_count, token_estimate, metadata, added_at, "
+    "contact_sheet_blob FROM documents ORDER BY sha256",
+    "pages": "SELECT d.sha256, p.number, p.label, p.width, p.height, p.scanned, p.ocr, p.image_blob FROM pages p "
+    "JOIN documents d ON d.id = p.document_id ORDER BY 1, 2",
+    "segments": "SELECT d.sha256, s.seq, s.kind, s.page, s.label, s.bbox, s.t_seconds, s.role, s.text, s.image_blob, "
+    "s.words FROM segments s JOIN documents d ON d.id = s.document_id ORDER BY 1, 2",
+    "attachments": "SELECT e.sha256, a.position, a.name, d.sha256, a.note FROM attachments a "
+    "JOIN documents e ON e.id = a.email_id LEFT JOIN documents d ON d.id = a.document_id ORDER BY 1, 2",
+    "conversations": "SELECT c.title, c.created_at, c.updated_at, m.name FROM conversations c "
+    "JOIN matters m ON m.id = c.matter_id ORDER BY 1",
+    "conversation_documents": "SELECT c.title, d.sha256, cd.position FROM conversation_documents cd "
+    "JOIN conversations c ON c.id = cd.conversation_id JOIN documents d ON d.id = cd.document_id ORDER BY 1, 3",
+    "messages": "SELECT c.title, m.seq, m.role, m.text, m.citations, m.status, m.model FROM messages m "
+    "JOIN conversations c ON c.id = m.conversation_id ORDER BY 1, 2",
+    "claims": "SELECT m.text, cl.seq, cl.kind, cl.text, cl.verdict, cl.page, d.sha256, cl.passage FROM claims cl "
+    "JOIN messages m ON m.id = cl.message_id LEFT JOIN documents d ON d.id = cl.document_id ORDER BY 1, 2",
+    "extraction_runs": "SELECT r.template_key, r.template_json, r.model_sha256, r.status, m.name "
+    "FROM extraction_runs r "
+    "JOIN matters m ON m.id = r.matter_id ORDER BY 1",
+    "extraction_run_documents": "SELECT d.sha256, x.position, x.status FROM extraction_run_documents x "
+    "JOIN documents d ON d.id = x.document_id ORDER BY 1",
+    "extraction_cells": "SELECT d.sha256, x.field_key, x.found, x.value, x.quote, x.quote_status, x.verdict "
+    "FROM extraction_cells x JOIN documents d ON d.id = x.document_id ORDER BY 1, 2",
+    "extraction_reviews": "SELECT d.sha256, x.field_key, x.decision, x.value, x.reviewer FROM extraction_reviews x "
+    "JOIN documents d ON d.id = x.document_id ORDER BY 1, 2",
+    "matters": "SELECT name, number, description, opened_at, retain_until, closed FROM matters "
+    "WHERE name != 'Unfiled' ORDER BY name",
+}
+
+
+def _tables(home_ctx: AppContext) -> dict[str, list[tuple[object, ...]]]:
+    return {name: [tuple(r) for r in home_ctx.db.execute(sql).fetchall()] for name, sql in _COMPARED.items()}
+
+
+def _build_matter(ctx: AppContext, tmp_path: Path) -> None:
+    from tests.fixtures.office import email_with_attachments
+
+    matter = Matters(ctx.db).create("Acme", number="A-7", description="the lease", retain_until="2030-01-01")
+    ctx.chosen_matter = matter.id
+    memo = ctx.library.add(_text_file(tmp_path / "memo.txt", f"The {PHRASE} closes on Friday.\n")).document
+    mail = email_with_attachments(tmp_path / "deal.eml", [("terms.txt", b"Terms: forty thousand.\n", "text/plain")])
+    email = ctx.library.add(mail).document
+    conversations = Conversations(ctx.db)
+    conv = conversations.create([memo.id, email.id], "Escrow")
+    conversations.add_message(conv, "user", "When does it close?")
+    answer = conversations.add_message(conv, "assistant", "", status="incomplete")
+    claim = {"start": 0, "end": 10, "kind": "sentence", "text": "It closes on Friday.", "verdict": "quoted",
+             "document_id": memo.id, "page": 1, "passage": "closes on Friday", "checked": ["Friday"]}  # fmt: skip
+    conversations.update_message(answer, claims=[claim], text="It closes on Friday [p. 1].", status="complete")
+    from app.extraction.templates import TemplateStore
+
+    template = TemplateStore.for_config(ctx.paths.config_dir).get("nda")
+    store = ExtractionStore(ctx.db)
+    run = {"template_key": "nda", "template_name": "NDA", "template_version": template.version,
+           "template_sha256": template.sha256, "template_json": template.to_json(), "model": "m",
+           "model_sha256": "s"}  # fmt: skip
+    run_id = store.start(None, run, [memo.id])
+    key = template.fields[0].key
+    store.add_cells(run_id, [{"document_id": memo.id, "field_key": key, "found": 1, "quote_status": "exact",
+                              "value": "Acme", "created_at": "x"}])  # fmt: skip
+    store.add_review({"run_id": run_id, "document_id": memo.id, "field_key": key, "decision": "accepted",
+                      "reviewer": "alice", "at": "y"})  # fmt: skip
+
+
+def test_export_and_import_carry_a_matter_whole_between_two_homes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home_a, home_b, archive = tmp_path / "a", tmp_path / "b", tmp_path / "acme.zip"
+    monkeypatch.setenv("FOLIO_HOME", str(home_a))
+    ctx = open_app()
+    try:
+        _build_matter(ctx, tmp_path)
+        before = _tables(ctx)
+    finally:
+        ctx.close()
+    code, out, _ = _folio(capsys, "matter", "export", "Acme", "--out", str(archive))
+    assert code == 0 and "exported: matter 'Acme'" in out
+    names = __import__("zipfile").ZipFile(archive).namelist()
+    assert "manifest.json" in names and any(n.startswith("originals/") for n in names)
+
+    monkeypatch.setenv("FOLIO_HOME", str(home_b))
+    code, out, err = _folio(capsys, "matter", "import", str(archive))
+    assert code == 0, err
+    assert "imported: matter 'Acme' (3 document(s) stored, 0 already" in out
+    ctx = open_app()
+    try:
+        after = _tables(ctx)
+        for name in _COMPARED:
+            assert after[name] == before[name], name
+        assert before["claims"] and before["extraction_reviews"] and before["attachments"]
+        # The search index was rebuilt from the imported text, and the original files came along.
+        code, out, _ = _folio(capsys, "search", "brambleshade", "--matter", "Acme")
+        assert "memo" in out
+        memo = next(d for d in ctx.library.all() if d.title == "memo")
+        original = ctx.library.original_path(memo.id)
+        assert original is not None and PHRASE.encode() in original.read_bytes()
+        entry = ctx.audit.entries()[-1]
+        assert entry.action == "import" and entry.details["documents_stored"] == 3 and ctx.audit.verify().ok
+        conv_id = Conversations(ctx.db).all()[0].id
+        code, _, err = _folio(capsys, "export", "conversation", str(conv_id), "--out", str(tmp_path / "c.md"))
+        assert code == 0, err
+        assert "\nMatter: Acme\n" in (tmp_path / "c.md").read_text(encoding="utf-8")
+        run_id = ExtractionStore(ctx.db).run_ids()[0]
+        code, _, err = _folio(capsys, "export", "table", str(run_id), "--out", str(tmp_path / "t.json"))
+        assert code == 0, err
+        assert json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))["run"]["matter"] == "Acme"
+    finally:
+        ctx.close()
+    # Into a library that holds the files already: reused, not stored twice.
+    monkeypatch.setenv("FOLIO_HOME", str(home_a))
+    assert _folio(capsys, "matter", "rename", "Acme", "Acme (old)")[0] == 0
+    code, out, _ = _folio(capsys, "matter", "import", str(archive))
+    assert code == 0 and "0 document(s) stored, 3 already in the library" in out
+
+
+def test_a_tampered_archive_is_refused_and_nothing_is_written(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import zipfile
+
+    archive, tampered = tmp_path / "acme.zip", tmp_path / "tampered.zip"
+    monkeypatch.setenv("FOLIO_HOME", str(tmp_path / "a"))
+    ctx = open_app()
+    try:
+        _build_matter(ctx, tmp_path)
+    finally:
+        ctx.close()
+    assert _folio(capsys, "matter", "export", "Acme", "--out", str(archive))[0] == 0
+    with zipfile.ZipFile(archive) as source, zipfile.ZipFile(tampered, "w") as target:
+        for item in source.infolist():
+            body = source.read(item.filename)
+            if item.filename == "matter.json":
+                body = body.replace(b"closes on Friday", b"closes on Monday")
+            target.writestr(item, body)
+
+    monkeypatch.setenv("FOLIO_HOME", str(tmp_path / "b"))
+    code, _, err = _folio(capsys, "matter", "import", str(tampered))
+    assert code == 1 and err.count("\n") == 1
+    assert "damaged or was changed: matter.json does not match its checksum" in err
+    (tmp_path / "junk.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    code, _, err = _folio(capsys, "matter", "import", str(tmp_path / "junk.zip"))
+    assert code == 1 and err.count("\n") == 1 and "junk.zip" in err
+    ctx = open_app()
+    try:
+        assert ctx.library.count() == 0 and Matters(ctx.db).find("Acme") is None
+        assert not [p for p in (tmp_path / "b" / "data" / "blobs").rglob("*") if p.is_file()]
+    finally:
+        ctx.close()
