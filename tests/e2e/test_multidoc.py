@@ -16,9 +16,9 @@ from inference.chat_format import template_for
 from inference.engine import LocalEngine
 from inference.engine_api import GenerateRequest, Sampling
 from inference.events import EngineEvent, PrefillProgress, StateSaved
-from tests.fixtures.model_facts import facts_of
 from inference.prompt import PromptDocument, SourceBlock, build_messages, render_prompt
 from tests.e2e.test_prefix_cache import _config, _fresh_logits
+from tests.fixtures.model_facts import facts_of
 
 pytestmark = pytest.mark.e2e
 

@@ -9,8 +9,8 @@ import pytest
 
 from inference.engine import LocalEngine
 from inference.engine_api import EngineConfig
-from tests.fixtures.model_facts import facts_of
 from inference.planner import estimate_memory
+from tests.fixtures.model_facts import facts_of
 from tests.fixtures.tiny_qwen35 import TINY, write_qwen35_gguf
 
 pytestmark = pytest.mark.e2e

@@ -19,8 +19,8 @@ from inference.engine import LocalEngine
 from inference.engine_api import EngineConfig, GenerateRequest, Sampling
 from inference.engine_process import EngineProcess
 from inference.events import EngineEvent, Finished, PrefillProgress, PrefixReused
-from tests.fixtures.model_facts import facts_of
 from inference.prompt import PromptDocument, SourceBlock, build_messages, render_prompt
+from tests.fixtures.model_facts import facts_of
 
 pytestmark = pytest.mark.e2e
 

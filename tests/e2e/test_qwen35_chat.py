@@ -16,9 +16,9 @@ from inference.chat_format import Message, PromptPart, template_for
 from inference.engine import LocalEngine
 from inference.engine_api import EngineConfig
 from inference.errors import EngineCrashed
-from tests.fixtures.model_facts import facts_of
 from inference.prompt import PromptDocument, SourceBlock, build_messages, render_prompt
 from tests.conftest import run_folio
+from tests.fixtures.model_facts import facts_of
 
 pytestmark = pytest.mark.e2e
 

@@ -29,10 +29,10 @@ from inference.drafters import PromptLookup
 from inference.engine import LocalEngine
 from inference.engine_api import EngineConfig, GenerateRequest, Sampling
 from inference.events import EngineEvent, GenerationStats, TokenText
-from tests.fixtures.model_facts import facts_of
 from inference.llama_native import ContextParams, NativeContext, NativeModel, NativeSampler, lib
 from inference.prompt import PromptDocument, SourceBlock, build_messages, render_prompt
 from inference.speculative import Pace
+from tests.fixtures.model_facts import facts_of
 from tests.fixtures.tiny_qwen35 import TINY, write_qwen35_gguf
 
 pytestmark = pytest.mark.e2e
