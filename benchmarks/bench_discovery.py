@@ -2,7 +2,8 @@
 
 Discovery (app/models/discovery.py) reads each file's header with llama.cpp's own C reader
 (inference.gguf_native.read_header: every key, the tensor table, no weights); registering a model
-reads the full facts with the `gguf` package (inference.gguf_facts.read_facts, GGUFReader). The
+reads the full facts (inference.gguf_facts.read_facts) with the same C reader since 2026-11-28; the
+`gguf` package's GGUFReader is timed as the baseline it replaced. The
 difference matters for a vocabulary of Qwen3.5's size (248,320 tokens), so this writes (never
 commits) a small qwen35 GGUF with that vocabulary in a temp folder, times the readers side by side in
 one run, then deletes it.
@@ -64,7 +65,7 @@ def main() -> int:
     rows = [
         ("llama.cpp reader (read_header: all keys + tensor table)", native),
         ("gguf package GGUFReader (all keys + tensor table)", reader),
-        ("full facts (read_facts, gguf package)", full),
+        ("full facts (read_facts, llama.cpp reader)", full),
     ]
     lines = [
         f"A qwen35 GGUF with a {VOCAB:,}-token vocabulary ({size_mb:.0f} MB, tiny weights); best of "
