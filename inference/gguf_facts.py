@@ -143,10 +143,6 @@ def _check_header(path: Path) -> int:
     return size
 
 
-def _scalar(fields: dict[str, Any], key: str, default: Any = None) -> Any:
-    return fields.get(key, default)
-
-
 def read_facts(path: str | Path) -> ModelFacts:
     """Read the GGUF header. Raises ModelFileError for anything that is not a usable GGUF.
 
@@ -156,11 +152,9 @@ def read_facts(path: str | Path) -> ModelFacts:
 
     path = Path(path).expanduser().resolve()
     size = _check_header(path)
-    contents = read_contents(path)
-    if contents.data_end > size:
-        raise ModelFileError(f"{path.name}: the GGUF file is truncated ({size} of {contents.data_end} bytes)")
-    fields = contents.values
-    arch = _scalar(fields, "general.architecture")
+    contents = read_contents(path)  # refuses a damaged header or weights cut short, in one line
+    fields: dict[str, Any] = contents.values
+    arch = fields.get("general.architecture")
     if not arch:
         raise ModelFileError(f"{path.name}: GGUF has no general.architecture")
     arch = str(arch)
@@ -176,7 +170,7 @@ def read_facts(path: str | Path) -> ModelFacts:
         return _mmproj_facts(path, size, fields, params)
     from gguf import LlamaFileType
 
-    file_type = _scalar(fields, "general.file_type")
+    file_type = fields.get("general.file_type")
     try:
         quant = LlamaFileType(int(file_type)).name.removeprefix("MOSTLY_") if file_type is not None else "unknown"
     except ValueError:
@@ -203,7 +197,7 @@ def read_facts(path: str | Path) -> ModelFacts:
         path=str(path),
         size_bytes=size,
         architecture=arch,
-        name=str(_scalar(fields, "general.name", path.stem)),
+        name=str(fields.get("general.name", path.stem)),
         quantization=quant,
         context_length=int(params.get("context_length", 0)),
         block_count=block_count,
@@ -213,7 +207,7 @@ def read_facts(path: str | Path) -> ModelFacts:
         key_length=int(params.get("attention.key_length", head_dim)),
         value_length=int(params.get("attention.value_length", head_dim)),
         vocab_size=vocab_size,
-        chat_template=_scalar(fields, "tokenizer.chat_template"),
+        chat_template=fields.get("tokenizer.chat_template"),
         full_attention_interval=params.get("full_attention_interval"),
         nextn_predict_layers=nextn,
         sliding_window=params.get("attention.sliding_window"),
@@ -227,7 +221,7 @@ def read_facts(path: str | Path) -> ModelFacts:
 def _refuse_unsupported(path: Path, arch: str, fields: dict[str, Any]) -> None:
     from gguf.constants import MODEL_ARCH_NAMES
 
-    if _scalar(fields, "general.type") == "adapter":
+    if fields.get("general.type") == "adapter":
         raise ModelFileError(f"{path.name}: is a LoRA adapter, not a model")
     if arch == "clip":
         return
@@ -238,13 +232,13 @@ def _refuse_unsupported(path: Path, arch: str, fields: dict[str, Any]) -> None:
 
 
 def _mmproj_facts(path: Path, size: int, fields: dict[str, Any], params: dict[str, Any]) -> ModelFacts:
-    projector = _scalar(fields, "clip.projector_type") or _scalar(fields, "clip.vision.projector_type")
+    projector = fields.get("clip.projector_type") or fields.get("clip.vision.projector_type")
     return ModelFacts(
         path=str(path),
         size_bytes=size,
         architecture="clip",
-        name=str(_scalar(fields, "general.name", path.stem)),
-        quantization=str(_scalar(fields, "general.file_type", "unknown")),
+        name=str(fields.get("general.name", path.stem)),
+        quantization=str(fields.get("general.file_type", "unknown")),
         context_length=0,
         block_count=int(params.get("vision.block_count", 0)),
         embedding_length=int(params.get("vision.embedding_length", 0)),

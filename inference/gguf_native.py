@@ -127,17 +127,14 @@ def read_header(path: str | Path) -> GGUFHeader:
 class GGUFContents:
     """A model file's whole header: what `inference.gguf_facts` makes its facts from."""
 
-    size_bytes: int
-    data_end: int  # where the last tensor's data ends; beyond size_bytes for a file cut short
     values: dict[str, Scalar | list[Scalar]]  # scalars, and numeric arrays of up to `max_array` items
     array_lengths: dict[str, int]  # every array's length (the vocabulary's, the merges' ...)
     tensors: tuple[tuple[str, int], ...]  # name and bytes of data, in file order
 
 
 def read_contents(path: str | Path, *, max_array: int = 512) -> GGUFContents:
-    """Every key-value pair and the tensor table. A file whose tensor data runs past its end is NOT
-    refused here: `data_end` says so, and the caller words it."""
-    with _opened(Path(path), whole=False) as (lib, ctx, size):
+    """Every key-value pair and the tensor table (numeric arrays read whole up to `max_array` items)."""
+    with _opened(Path(path)) as (lib, ctx, _size):
         values: dict[str, Scalar | list[Scalar]] = dict(_scalars(lib, ctx))
         lengths: dict[str, int] = {}
         for i in range(int(lib.gguf_get_n_kv(ctx))):
@@ -153,7 +150,7 @@ def read_contents(path: str | Path, *, max_array: int = 512) -> GGUFContents:
             (_text(lib.gguf_get_tensor_name(ctx, i)), int(lib.gguf_get_tensor_size(ctx, i)))
             for i in range(int(lib.gguf_get_n_tensors(ctx)))
         )
-        return GGUFContents(size, _data_end(lib, ctx), values, lengths, tensors)
+        return GGUFContents(values, lengths, tensors)
 
 
 def read_metadata(path: str | Path) -> dict[str, Scalar]:
@@ -197,7 +194,7 @@ def _lib() -> Any:
 
 
 @contextmanager
-def _opened(path: Path, *, whole: bool = True) -> Iterator[tuple[Any, int, int]]:
+def _opened(path: Path) -> Iterator[tuple[Any, int, int]]:
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -211,9 +208,13 @@ def _opened(path: Path, *, whole: bool = True) -> Iterator[tuple[Any, int, int]]
     if not ctx:
         raise ModelFileError(_why(path, errors))
     try:
-        if whole and _data_end(lib, ctx) > size:
+        end = _data_end(lib, ctx)
+        if end > size:
             # llama.cpp's loader refuses this too ('tensor data is not within the file bounds').
-            raise ModelFileError(f"{path.name}: the file is incomplete (its weights are cut short)")
+            raise ModelFileError(
+                f"{path.name}: the file is incomplete (truncated at {size:,} of {end:,} bytes: "
+                "its weights are cut short)"
+            )
         yield lib, ctx, size
     finally:
         lib.gguf_free(ctx)

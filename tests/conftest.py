@@ -36,11 +36,10 @@ def folio_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def shared_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One assembled starter model (and its cached GGUF facts) for the whole run."""
     from app.models.registry import assemble_starter, read_facts_cached
-    from tests.fixtures.model_facts import remember
 
     models = tmp_path_factory.mktemp("models")
     path = assemble_starter(models)
-    remember(path, read_facts_cached(path, models / "facts"))
+    read_facts_cached(path, models / "facts")
     return models
 
 

@@ -180,18 +180,10 @@ class Library:
                 f"the library at {self.blobs_dir.parent} was removed while Folio was running: nothing more can be "
                 "saved there; restore the folder from a backup, or start again with an empty library"
             )
-        self._written = []
-        self._journal = self.pending_dir / f"{os.getpid()}-{uuid.uuid4().hex}.txt"
-        try:
+        with self.writing_blobs():
             prepared = self._prepare(document, original=None)
             with self.db.atomic():
                 doc_id = self._insert(prepared)
-        except BaseException:
-            self._take_back(self._written)
-            raise
-        finally:
-            with contextlib.suppress(OSError):
-                self._journal.unlink(missing_ok=True)
         self.audit.log.sync_head()
         return AddResult(self.get(doc_id), created=True)
 
@@ -285,8 +277,8 @@ class Library:
 
     @contextlib.contextmanager
     def writing_blobs(self) -> Iterator[Callable[[bytes, str], str]]:
-        """Write files into the blob folder (content-addressed, noted first like an add's): those the
-        block wrote are taken back if it fails, so a failed import leaves no files behind."""
+        """Write files into the blob folder (content-addressed, each noted in a journal first): those the
+        block wrote are taken back if it fails, so a failed add or import leaves no files behind."""
         self._written = []
         self._journal = self.pending_dir / f"{os.getpid()}-{uuid.uuid4().hex}.txt"
         try:

@@ -16,9 +16,9 @@ from inference.chat_format import template_for
 from inference.engine import LocalEngine
 from inference.engine_api import GenerateRequest, Sampling
 from inference.events import EngineEvent, PrefillProgress, StateSaved
+from inference.gguf_facts import read_facts
 from inference.prompt import PromptDocument, SourceBlock, build_messages, render_prompt
 from tests.e2e.test_prefix_cache import _config, _fresh_logits
-from tests.fixtures.model_facts import facts_of
 
 pytestmark = pytest.mark.e2e
 
@@ -40,7 +40,7 @@ def _documents(*which: str) -> list[PromptDocument]:
 
 
 def _request(model: Path, documents: list[PromptDocument], question: str, **kw: object) -> GenerateRequest:
-    facts = facts_of(model)
+    facts = read_facts(model)
     template = template_for(facts.architecture, facts.chat_template)
     messages = build_messages("Answer from the documents.", documents, [], question)
     rendered = render_prompt(template, messages, enable_thinking=False)

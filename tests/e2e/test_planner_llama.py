@@ -9,8 +9,8 @@ import pytest
 
 from inference.engine import LocalEngine
 from inference.engine_api import EngineConfig
+from inference.gguf_facts import read_facts
 from inference.planner import estimate_memory
-from tests.fixtures.model_facts import facts_of
 from tests.fixtures.tiny_qwen35 import TINY, write_qwen35_gguf
 
 pytestmark = pytest.mark.e2e
@@ -46,7 +46,7 @@ def test_hybrid_qwen35_prediction(tmp_path: Path, shape: str) -> None:
         "with-mtp": replace(TINY, mtp_layers=1),
     }
     path = write_qwen35_gguf(tmp_path / f"{shape}.gguf", variants[shape])
-    facts = facts_of(path)
+    facts = read_facts(path)
     for n_ctx in (4096, 16384):
         predicted = estimate_memory(facts, n_ctx=n_ctx, kv_type="f16")
         reported = _reported(path, n_ctx, "f16")
@@ -60,7 +60,7 @@ def test_hybrid_qwen35_prediction(tmp_path: Path, shape: str) -> None:
 def test_drafting_memory_prediction(tmp_path: Path, shape: str, starter_gguf: Path) -> None:
     """Drafting adds logits rows, recurrent snapshots (hybrid) and the MTP block with its own context."""
     path = write_qwen35_gguf(tmp_path / f"{shape}.gguf", replace(TINY, mtp_layers=1 if shape == "with-mtp" else 0))
-    facts = facts_of(path)
+    facts = read_facts(path)
     predicted = estimate_memory(facts, n_ctx=4096, kv_type="f16", draft_tokens=8)
     reported = _reported(path, 4096, "f16", draft_tokens=8)
     assert predicted.kv == reported["kv"]  # the MTP context's one-layer cache included
@@ -69,7 +69,7 @@ def test_drafting_memory_prediction(tmp_path: Path, shape: str, starter_gguf: Pa
     # Never short; on this 4-layer toy the MTP graph's activations are over-counted (+10% in all, measured).
     total = sum(reported.values())
     assert total <= predicted.llama_buffers <= total * 1.12
-    starter = facts_of(starter_gguf)
+    starter = read_facts(starter_gguf)
     assert estimate_memory(starter, n_ctx=4096, kv_type="f16", draft_tokens=8).llama_buffers == pytest.approx(
         sum(_reported(starter_gguf, 4096, "f16", draft_tokens=8).values()), rel=0.10
     )

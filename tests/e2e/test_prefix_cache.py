@@ -19,8 +19,8 @@ from inference.engine import LocalEngine
 from inference.engine_api import EngineConfig, GenerateRequest, Sampling
 from inference.engine_process import EngineProcess
 from inference.events import EngineEvent, Finished, PrefillProgress, PrefixReused
+from inference.gguf_facts import read_facts
 from inference.prompt import PromptDocument, SourceBlock, build_messages, render_prompt
-from tests.fixtures.model_facts import facts_of
 
 pytestmark = pytest.mark.e2e
 
@@ -35,7 +35,7 @@ def _document(pages: int) -> PromptDocument:
 
 class Asker:
     def __init__(self, model: Path, pages: int) -> None:
-        facts = facts_of(model)
+        facts = read_facts(model)
         self.template = template_for(facts.architecture, facts.chat_template)
         self.docs = [_document(pages)]
 

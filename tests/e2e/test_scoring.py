@@ -15,8 +15,8 @@ from inference.engine import LocalEngine
 from inference.engine_api import EngineConfig, GenerateRequest, Sampling
 from inference.engine_process import EngineProcess
 from inference.events import Finished, PrefixReused, Scored, TokenText
+from inference.gguf_facts import read_facts
 from inference.prompt import PromptDocument, SourceBlock, build_messages, render_prompt
-from tests.fixtures.model_facts import facts_of
 
 pytestmark = pytest.mark.e2e
 
@@ -32,7 +32,7 @@ CONTRACT = PromptDocument(
 
 
 def _request(model: Path, architecture: str, question: str, **fields: object) -> GenerateRequest:
-    template = template_for(architecture, facts_of(model).chat_template)
+    template = template_for(architecture, read_facts(model).chat_template)
     messages = build_messages("Answer from the document.", [CONTRACT], [], question)
     rendered = render_prompt(template, messages, enable_thinking=False)
     return GenerateRequest(

@@ -29,10 +29,10 @@ from inference.drafters import PromptLookup
 from inference.engine import LocalEngine
 from inference.engine_api import EngineConfig, GenerateRequest, Sampling
 from inference.events import EngineEvent, GenerationStats, TokenText
+from inference.gguf_facts import read_facts
 from inference.llama_native import ContextParams, NativeContext, NativeModel, NativeSampler, lib
 from inference.prompt import PromptDocument, SourceBlock, build_messages, render_prompt
 from inference.speculative import Pace
-from tests.fixtures.model_facts import facts_of
 from tests.fixtures.tiny_qwen35 import TINY, write_qwen35_gguf
 
 pytestmark = pytest.mark.e2e
@@ -87,7 +87,7 @@ def case(request: pytest.FixtureRequest) -> Case:
 
 
 def _request(model: Path, question: str, *, thinking: bool = False, **sampling: float) -> GenerateRequest:
-    facts = facts_of(model)
+    facts = read_facts(model)
     template = template_for(facts.architecture, facts.chat_template)
     pages = [SourceBlock(f"[p. {i}]", clause) for i, clause in enumerate(CLAUSES, 7)]
     doc = PromptDocument(1, "Master Services Agreement", pages)
