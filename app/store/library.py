@@ -26,13 +26,25 @@ from ingest.load import OcrOptions, file_sha256
 from ingest.page_memo import forget
 from ingest.progress import ProgressFn
 
-_REFERENCED = """
-    SELECT image_blob FROM pages WHERE image_blob = :name
-    UNION ALL SELECT image_blob FROM segments WHERE image_blob = :name
-    UNION ALL SELECT contact_sheet_blob FROM documents WHERE contact_sheet_blob = :name
-    UNION ALL SELECT original_blob FROM documents WHERE original_blob = :name
-    LIMIT 1
-"""
+# Every column that names a file in blobs/, with the column that says whose document it is. The
+# purge, the orphan sweep and the tests' orphan checks all read this one list, so a new blob column
+# added here is counted everywhere.
+BLOB_COLUMNS = (
+    ("pages", "image_blob", "document_id"),
+    ("segments", "image_blob", "document_id"),
+    ("documents", "contact_sheet_blob", "id"),
+    ("documents", "original_blob", "id"),
+)
+# The name of every blob some row holds (one column, no duplicates).
+NAMED_BLOBS_SQL = " UNION ".join(f"SELECT {col} FROM {table} WHERE {col} IS NOT NULL" for table, col, _ in BLOB_COLUMNS)
+# The blobs one document's rows hold (parameter :d, the document's id).
+DOCUMENT_BLOBS_SQL = " UNION ".join(
+    f"SELECT {col} FROM {table} WHERE {owner} = :d AND {col} IS NOT NULL" for table, col, owner in BLOB_COLUMNS
+)
+# Whether any row holds the blob :name.
+_REFERENCED = " UNION ALL ".join(f"SELECT {col} FROM {table} WHERE {col} = :name" for table, col, _ in BLOB_COLUMNS) + (
+    " LIMIT 1"
+)
 
 if TYPE_CHECKING:
     from sqlite_utils import Database

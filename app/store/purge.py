@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.store.library import DOCUMENT_BLOBS_SQL
+
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
@@ -28,10 +30,7 @@ def purge_rows(db: Database, doc_id: int) -> PurgeRows:
     blobs = frozenset(
         str(r[0])
         for r in db.execute(
-            "SELECT image_blob FROM pages WHERE document_id = :d AND image_blob IS NOT NULL "
-            "UNION SELECT image_blob FROM segments WHERE document_id = :d AND image_blob IS NOT NULL "
-            "UNION SELECT contact_sheet_blob FROM documents WHERE id = :d AND contact_sheet_blob IS NOT NULL "
-            "UNION SELECT original_blob FROM documents WHERE id = :d AND original_blob IS NOT NULL",
+            DOCUMENT_BLOBS_SQL,
             {"d": doc_id},
         )
     )

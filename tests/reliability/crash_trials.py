@@ -39,6 +39,7 @@ from typing import Any
 
 import psutil
 
+from app.store.library import NAMED_BLOBS_SQL
 from tests.conftest import REPO
 
 PHASES = ("ingest", "prefill", "generation", "export")
@@ -311,15 +312,7 @@ class CrashLab:
         self.run("list")
         con = sqlite3.connect(self.db_path)
         try:
-            named = {
-                r[0]
-                for r in con.execute(
-                    "SELECT image_blob FROM pages WHERE image_blob IS NOT NULL UNION "
-                    "SELECT image_blob FROM segments WHERE image_blob IS NOT NULL UNION "
-                    "SELECT contact_sheet_blob FROM documents WHERE contact_sheet_blob IS NOT NULL UNION "
-                    "SELECT original_blob FROM documents WHERE original_blob IS NOT NULL"
-                )
-            }
+            named = {r[0] for r in con.execute(NAMED_BLOBS_SQL)}
         finally:
             con.close()
         blobs = self.home / "data" / "blobs"
@@ -375,13 +368,10 @@ class CrashLab:
         for doc_id, values in before["documents"].items():
             if con.execute("SELECT sha256, page_count FROM documents WHERE id = ?", [doc_id]).fetchone() != values:
                 problems.append(f"document {doc_id} changed or vanished")
-        blobs = con.execute(
-            "SELECT image_blob FROM pages WHERE image_blob IS NOT NULL UNION "
-            "SELECT image_blob FROM segments WHERE image_blob IS NOT NULL"
-        ).fetchall()
+        blobs = con.execute(NAMED_BLOBS_SQL).fetchall()
         missing = [b[0] for b in blobs if not (self.home / "data" / "blobs" / b[0]).is_file()]
         if missing:
-            problems.append(f"{len(missing)} stored page image(s) missing, e.g. {missing[0]}")
+            problems.append(f"{len(missing)} stored file(s) missing from blobs/, e.g. {missing[0]}")
         return problems
 
     def _audit_and_snapshot_checks(self, con: sqlite3.Connection) -> list[str]:

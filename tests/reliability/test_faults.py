@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 
+from app.store.library import NAMED_BLOBS_SQL
 from tests.conftest import REPO
 from tests.reliability.crash_trials import _database_checks, _message_checks
 
@@ -197,15 +198,7 @@ def _intact(home: Path, before: dict[str, object]) -> list[str]:
             pages = con.execute("SELECT count(*) FROM pages WHERE document_id = ?", [doc_id]).fetchone()[0]
             if pages != page_count:
                 problems.append(f"document {doc_id} is half there: {pages} of {page_count} pages")
-        named = {
-            r[0]
-            for r in con.execute(
-                "SELECT image_blob FROM pages WHERE image_blob IS NOT NULL UNION "
-                "SELECT image_blob FROM segments WHERE image_blob IS NOT NULL UNION "
-                "SELECT contact_sheet_blob FROM documents WHERE contact_sheet_blob IS NOT NULL UNION "
-                "SELECT original_blob FROM documents WHERE original_blob IS NOT NULL"
-            )
-        }
+        named = {r[0] for r in con.execute(NAMED_BLOBS_SQL)}
     finally:
         con.close()
     blobs = data / "blobs"
