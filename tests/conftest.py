@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,36 @@ def contract_pdf(tmp_path: Path) -> Path:
     from tests.fixtures.pdfs import make_contract_pdf
 
     return make_contract_pdf(tmp_path / "contract.pdf")
+
+
+@dataclass(frozen=True)
+class CorpusAdd:
+    """One `folio add` of every file in ../shared/corpus into a fresh home (the CLI's own process)."""
+
+    home: Path
+    files: list[Path]
+    code: int
+    out: str
+    err: str
+
+    @property
+    def rejections(self) -> dict[str, str]:
+        """File name -> the one line the CLI printed for it."""
+        lines = [line.removeprefix("folio: error: ") for line in self.err.splitlines()]
+        return {line.split(": ", 1)[0]: line for line in lines if ": " in line}
+
+
+@pytest.fixture(scope="session")
+def corpus_add(tmp_path_factory: pytest.TempPathFactory) -> CorpusAdd:
+    """Shared by tests/unit/test_corpus.py (each file's document as stored) and
+    tests/reliability/test_corpus_cli.py (the run as a whole): the corpus's scans take a minute of OCR,
+    and reading them once keeps both checks on the same real run."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"real-world corpus not found at {CORPUS}")
+    home = tmp_path_factory.mktemp("corpus") / "home"
+    files = sorted(p for p in CORPUS.rglob("*") if p.is_file())
+    code, out, err = run_folio("add", *map(str, files), env={"FOLIO_HOME": str(home)}, timeout=3600)
+    return CorpusAdd(home, files, code, out, err)
 
 
 def run_folio(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> tuple[int, str, str]:
