@@ -184,6 +184,4 @@ def purge_matter(
     say(PurgeProgress(len(gone), len(gone), "deleting page images and files"))
     blobs = ctx.library.empty_trash()
     truncate_log(db)
-    if ctx.chosen_matter == matter.id:
-        ctx.chosen_matter = None
     return MatterPurgeResult(matter, removed, kept, len(conversations), len(runs), blobs, snapshots, counts)

@@ -115,8 +115,7 @@ def _new(ctx: AppContext, args: argparse.Namespace) -> int:
         retain_until=args.retain_until,  # checked by the store, in the words the window uses too
     )
     if args.use:
-        ctx.settings.matter = matter.name
-        ctx.save_settings()
+        ctx.make_current(matter)
     print(f"matter opened: {matter.name}" + (" (current)" if args.use else ""))
     return 0
 
@@ -157,8 +156,7 @@ def _use(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.store.matters import Matters
 
     matter = Matters(ctx.db).get(args.name)
-    ctx.settings.matter = matter.name
-    ctx.save_settings()
+    ctx.make_current(matter)
     print(f"current matter: {matter.name}")
     return 0
 
@@ -203,9 +201,7 @@ def _rename(ctx: AppContext, args: argparse.Namespace) -> int:
     new = change_matter(
         ctx.audit, ctx.settings, old, name=args.new_name, number=old.number, retain_until=old.retain_until
     )
-    if ctx.settings.matter and ctx.settings.matter.casefold() == old.name.casefold():
-        ctx.settings.matter = new.name
-        ctx.save_settings()
+    ctx.matter_renamed(old, new)
     print(f"matter renamed: {old.name} -> {new.name}")
     return 0
 
@@ -234,9 +230,7 @@ def _purge(ctx: AppContext, args: argparse.Namespace) -> int:
             print("nothing removed")
             return 1
     result = purge_matter(ctx, matter.name)
-    if ctx.settings.matter and ctx.settings.matter.casefold() == matter.name.casefold():
-        ctx.settings.matter = ""
-        ctx.save_settings()
+    ctx.matter_destroyed(matter)
     print(
         f"destroyed: matter {matter.name!r} ({len(result.removed)} document(s), {result.conversations} "
         f"conversation(s), {result.extraction_runs} extraction table(s), {result.blobs} image file(s), "
