@@ -7,7 +7,6 @@ destruction run on the worker thread."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,23 +19,6 @@ from tests.conftest import run_folio
 pytestmark = pytest.mark.gui
 
 ESCROW = "The purchase price is held in escrow by Fairbank Trust until the closing of the Beta merger."
-
-
-@pytest.fixture
-def window(qtbot, starter_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:  # type: ignore[no-untyped-def]
-    from app.context import open_app
-    from ui.main_window import MainWindow
-
-    warnings: list[str] = []
-    monkeypatch.setattr(QMessageBox, "warning", lambda _parent, _title, text, *a, **k: warnings.append(text))
-    ctx = open_app()
-    win = MainWindow(ctx)
-    win.warnings = warnings  # type: ignore[attr-defined]
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.close()
-    ctx.close()
 
 
 @pytest.fixture
