@@ -74,13 +74,6 @@ class MatterSwitcher(QWidget):
     def labels(self) -> list[str]:
         return [self.combo.itemText(i) for i in range(self.combo.count())]
 
-    def choose(self, matter_id: int) -> None:
-        """Pick a matter as the user would (the window decides whether it becomes current)."""
-        index = self.combo.findData(matter_id)
-        if index >= 0:
-            self.combo.setCurrentIndex(index)
-            self._activated(index)
-
     def _activated(self, index: int) -> None:
         matter_id = self.combo.itemData(index)
         if matter_id is None:

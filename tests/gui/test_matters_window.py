@@ -87,11 +87,16 @@ def _matter(window, name: str):  # type: ignore[no-untyped-def]
     return Matters(window.ctx.db).get(name)
 
 
-def test_switching_matters_scopes_library_conversations_and_search(
-    window, qtbot, contract_pdf: Path, beta_pdf: Path
+def test_switching_matters_scopes_library_conversations_search_and_tables(
+    window, qtbot, contract_pdf: Path, beta_pdf: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
     from app.settings import load_settings
-    from tests.fixtures.answers import store_cited_answer
+    from tests.fixtures.answers import store_cited_answer, store_sample_cells
+
+    offered: list[list[str]] = []  # Work > Extraction table…'s list of runs, as the user would see it
+    monkeypatch.setattr(
+        QInputDialog, "getItem", lambda _p, _t, _l, items, *a, **k: (offered.append(items), ("", False))[1]
+    )
 
     assert window.library.matters.labels() == ["Unfiled"]
     _new_matter(qtbot, window, "Acme v. Beta", number="2024-017", retain_until="2001-01-01")
@@ -102,6 +107,7 @@ def test_switching_matters_scopes_library_conversations_and_search(
     _add(qtbot, window, contract_pdf, 1)
     contract = _ids(window)[0]
     store_cited_answer(window.ctx, [contract], "The agreement is governed by Delaware law [p. 4].")
+    run = store_sample_cells(window.ctx, contract)
 
     _new_matter(qtbot, window, "Beta merger")
     assert window.library.list.count() == 0  # the new matter holds nothing yet
@@ -117,6 +123,8 @@ def test_switching_matters_scopes_library_conversations_and_search(
     assert sorted(_ids(window)) == sorted([contract, beta])
     window.library.select(contract)
     assert window.conversation_list.list.count() == 0
+    assert window.work_menu.show_table() is None and offered == []  # Acme's table is not Beta's
+    assert window.statusBar().currentMessage().startswith("No extraction runs in this matter yet")
 
     # Back to Acme: its document, its conversation, and search over its text alone.
     _switch(window, "Acme v. Beta")
@@ -126,6 +134,8 @@ def test_switching_matters_scopes_library_conversations_and_search(
     assert _search(qtbot, window, "Delaware") == ["Master Services Agreement"]
     window.library.select(contract)
     assert window.conversation_list.list.count() == 1
+    window.work_menu.show_table()
+    assert [label.split(":")[0] for label in offered[0]] == [str(run)]
 
     # `folio matter` sees the window's choice: one stored setting.
     code, out, err = run_folio("matter", "list", "--json")
