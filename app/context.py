@@ -60,6 +60,28 @@ class AppContext:
         self.chosen_matter = matter.id
         return matter
 
+    def make_current(self, matter: Matter) -> None:
+        """Work in this matter from now on, here and in every later command or window (settings.toml, as
+        `folio matter use` keeps it)."""
+        self.chosen_matter = matter.id
+        if self.settings.matter != matter.name:
+            self.settings.matter = matter.name
+            self.save_settings()
+
+    def matter_renamed(self, old: Matter, new: Matter) -> None:
+        """The current matter stays current under its new name."""
+        if self.settings.matter.casefold() == old.name.casefold() and old.name != new.name:
+            self.settings.matter = new.name
+            self.save_settings()
+
+    def matter_destroyed(self, matter: Matter) -> None:
+        """A destroyed current matter leaves "Unfiled" current."""
+        if self.chosen_matter == matter.id:
+            self.chosen_matter = None
+        if self.settings.matter.casefold() == matter.name.casefold():
+            self.settings.matter = ""
+            self.save_settings()
+
     @property
     def library(self) -> Library:
         return Library(

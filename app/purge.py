@@ -23,6 +23,7 @@ holds stay, only unlinked.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,14 @@ from app.clock import now_iso
 from app.store.audit import audited_settings
 from app.store.library import DocumentRow
 from app.store.matters import Matter, Matters
-from app.store.purge import PurgeRows, delete_document_rows, purge_rows, secure_delete, truncate_log
+from app.store.purge import (
+    PurgeRows,
+    delete_document_rows,
+    optimize_indexes,
+    purge_rows,
+    secure_delete,
+    truncate_log,
+)
 
 if TYPE_CHECKING:
     from app.context import AppContext
@@ -110,13 +118,25 @@ class MatterPurgeResult:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def purge_matter(ctx: AppContext, name: str) -> MatterPurgeResult:
+@dataclass(frozen=True)
+class PurgeProgress:
+    """How far a matter's destruction is: documents removed of those going, then the step after them."""
+
+    done: int
+    total: int
+    step: str
+
+
+def purge_matter(
+    ctx: AppContext, name: str, on_progress: Callable[[PurgeProgress], None] | None = None
+) -> MatterPurgeResult:
     """Destroy a matter and everything only it holds, in one transaction, with a destruction record."""
+    say = on_progress or (lambda _p: None)
     db = ctx.db
     matters = Matters(db)
     matter = matters.get(name)
     contents = matters.contents(matter.id)
-    gone = [d for d in contents.documents if not d.shared]
+    gone = contents.going
     kept = [{"title": d.title, "sha256": d.sha256} for d in contents.documents if d.shared]
     rows: dict[int, PurgeRows] = {d.id: purge_rows(db, d.id) for d in gone}
     conversations = set(contents.conversations).union(*(r.conversations for r in rows.values()))
@@ -136,9 +156,13 @@ def purge_matter(ctx: AppContext, name: str) -> MatterPurgeResult:
     audit = ctx.audit
     now = now_iso()
     with secure_delete(db), db.atomic():
-        for doc in gone:
-            delete_document_rows(db, doc.id, rows[doc.id], now)
+        for done, doc in enumerate(gone):
+            say(PurgeProgress(done, len(gone), f"removing {doc.title}"))
+            # The index is rewritten once below, not once per document: each rewrite reads all of it.
+            delete_document_rows(db, doc.id, rows[doc.id], now, optimize=False)
+        say(PurgeProgress(len(gone), len(gone), "removing conversations and tables, rewriting the search index"))
         matters.delete_contents(matter.id, contents)
+        optimize_indexes(db)
         audit.record(
             "destroy",
             documents=[d.sha256 for d in gone],
@@ -157,8 +181,7 @@ def purge_matter(ctx: AppContext, name: str) -> MatterPurgeResult:
         )
         snapshots = _forget_states(ctx, [d.sha256 for d in gone])  # last before the commit, as above
     audit.sync_head()
+    say(PurgeProgress(len(gone), len(gone), "deleting page images and files"))
     blobs = ctx.library.empty_trash()
     truncate_log(db)
-    if ctx.chosen_matter == matter.id:
-        ctx.chosen_matter = None
     return MatterPurgeResult(matter, removed, kept, len(conversations), len(runs), blobs, snapshots, counts)

@@ -20,6 +20,7 @@ from app.chat import question_messages
 from app.engine.progress import Progress
 from app.engine.session import CancelToken, Session
 from app.errors import USER_ERRORS, FolioError, one_line
+from app.store.recent import RecentDocuments
 from inference.engine_api import Sampling
 from inference.events import GenerationStats
 
@@ -149,13 +150,17 @@ class ReadAheadStatus:
 
 
 class ReadAhead:
-    """Reads the documents not yet read with the active local model, newest first, one at a time,
-    in the background: run() on a thread of its own with its own AppContext. A question preempts it
-    (the session cancels the read between chunks, keeping a checkpoint); the next turn resumes it."""
+    """Reads the documents of the current matter not yet read with the active local model, the most
+    recently opened first, then the newest, one at a time, in the background: run() on a thread of its
+    own with its own AppContext. A question preempts it (the session cancels the read between chunks,
+    keeping a checkpoint); the next turn resumes it."""
 
     def __init__(self, ctx: AppContext, session: Session) -> None:
         self.ctx = ctx
         self.session = session
+        # The matter whose documents are read (None: the whole library). A library of thousands of
+        # documents in dozens of matters is weeks of reading, and more state than the cache keeps.
+        self.matter_id = ctx.chosen_matter
         self.paused = False
         self._stop = threading.Event()
         self._poke = threading.Event()
@@ -178,7 +183,9 @@ class ReadAhead:
         if model_sha is None:
             return None
         readings = Readings(self.ctx.paths)
-        for doc in sorted(self.ctx.library.all(), key=lambda d: d.id, reverse=True):
+        opened = RecentDocuments(self.ctx.db).opened()  # what the user came back to is read first
+        documents = self.ctx.library.all(self.matter_id)
+        for doc in sorted(documents, key=lambda d: (opened.get(d.id, 0), d.id), reverse=True):
             if doc.id in self._failed or doc.status != "ready":
                 continue
             if readings.state(model_sha, doc.sha256).kind in ("unread", "partial"):
@@ -190,6 +197,13 @@ class ReadAhead:
         if retry_failed:
             self._failed.clear()
         self._poke.set()
+
+    def use_matter(self, matter_id: int) -> None:
+        """Read this matter's documents from now on: a read of another's stops (with its checkpoint)."""
+        if matter_id != self.matter_id:
+            self.matter_id = matter_id
+            self.session.pause_background()
+            self._poke.set()
 
     def pause(self) -> None:
         self.paused = True

@@ -30,6 +30,7 @@ class ConversationsPanel(QWidget):
     def __init__(self, conversations: Conversations) -> None:
         super().__init__()
         self.conversations = conversations
+        self.matter_id: int | None = None  # the matter listed (None: every one)
         self.document_ids: list[int] = []
         self.rows: list[ConversationRow] = []
         self.list = QListWidget()
@@ -80,10 +81,10 @@ class ConversationsPanel(QWidget):
         return [self.list, self.new_button, self.rename_button, self.delete_button]
 
     def set_documents(self, document_ids: list[int], select: int | None = None) -> None:
-        """List the conversations about exactly this set of documents, newest first."""
+        """List the conversations about exactly this set of documents in the matter, newest first."""
         self.document_ids = list(document_ids)
         wanted = sorted(document_ids)
-        rows = self.conversations.all(document_id=document_ids[0]) if document_ids else []
+        rows = self.conversations.all(document_id=document_ids[0], matter_id=self.matter_id) if document_ids else []
         self.rows = [r for r in rows if sorted(r.document_ids) == wanted]
         self.list.blockSignals(True)
         self.list.clear()

@@ -27,6 +27,7 @@ from app.store.library import DocumentRow
 from app.store.search import Search, SearchHit
 from ingest.document import FLOWING_KINDS
 from ingest.progress import ReadProgress
+from ui.matter_switcher import MatterSwitcher
 from ui.safe_text import plain_tooltip
 from ui.wording import shortened
 
@@ -96,6 +97,8 @@ class LibraryPanel(QWidget):
     def __init__(self, search: Search | None = None) -> None:
         super().__init__()
         self.search = search
+        self.matter_id: int | None = None  # the matter searched (None: every document)
+        self.matters = MatterSwitcher()
         self._listed: dict[int, tuple[DocumentRow, int | None]] = {}  # listed documents, by id
         self.list = QListWidget()
         self.list.setObjectName("library")
@@ -120,9 +123,11 @@ class LibraryPanel(QWidget):
 
         self.search_box = QLineEdit()
         self.search_box.setObjectName("librarySearch")
-        self.search_box.setPlaceholderText("Search the text of all documents (Ctrl+F)")
+        self.search_box.setPlaceholderText("Search the text of this matter's documents (Ctrl+F)")
         self.search_box.setAccessibleName("Search the documents")
-        self.search_box.setAccessibleDescription("Finds passages in the text of every document; Enter searches at once")
+        self.search_box.setAccessibleDescription(
+            "Finds passages in the text of every document of the matter; Enter searches at once"
+        )
         self.search_box.setClearButtonEnabled(True)
         self.search_status = QLabel("")
         self.search_status.setVisible(False)
@@ -166,6 +171,7 @@ class LibraryPanel(QWidget):
         top = QWidget()
         layout = QVBoxLayout(top)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.matters)
         layout.addLayout(header)
         layout.addWidget(self.search_box)
         layout.addWidget(self.search_status)
@@ -186,7 +192,7 @@ class LibraryPanel(QWidget):
 
     def tab_order(self) -> list[QWidget]:
         """The panel's controls as Tab visits them: as laid out, top to bottom."""
-        return [self.add_button, self.search_box, self.list, self.cancel_button, self.hits]
+        return [self.matters.combo, self.add_button, self.search_box, self.list, self.cancel_button, self.hits]
 
     # -- documents -------------------------------------------------------------------------------
     def set_documents(
@@ -330,7 +336,7 @@ class LibraryPanel(QWidget):
             self.search_status.setVisible(False)
             return
         try:
-            self.found = self.search.query(text, conversations=False, limit=50)
+            self.found = self.search.query(text, conversations=False, limit=50, matter_id=self.matter_id)
         except USER_ERRORS as exc:
             self._search_said(one_line(exc))
             return

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from app.caches import ReadState
 from app.chat import AnswerDelta, AnswerDone, ChatStarted
 from app.citations.targets import PASSAGE, CitationTarget, ClaimTarget
+from app.clock import today_iso
 from app.compare.redline import Redline
 from app.compare.summary import Summary
 from app.context import AppContext
@@ -34,6 +35,7 @@ from app.extraction.runner import Evidence
 from app.reading import ReadAheadStatus, reading_states
 from app.store.conversations import Conversations, MessageRow
 from app.store.library import DocumentRow
+from app.store.matters import Matters
 from app.store.recent import RecentDocuments
 from app.store.search import Search, SearchHit
 from ui.background import start_worker_thread
@@ -43,6 +45,7 @@ from ui.conversation_state import ConversationState, Job
 from ui.conversations_panel import ConversationsPanel
 from ui.extraction_runner import ExtractionRunDialog
 from ui.library_panel import LibraryPanel
+from ui.matter_menu import MatterMenu
 from ui.read_ahead import ReadAheadRunner
 from ui.redaction_dialog import RedactionDialog
 from ui.setup_menu import SetupMenu
@@ -82,10 +85,13 @@ class MainWindow(QMainWindow):
     compare_job = Signal(object)
     names_job = Signal(int)
     ingest_job = Signal(list, object)
+    matter_job = Signal(int)  # to the workers: the matter the window works in from now on
 
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self.ctx = ctx
+        # The matter `folio matter use` (or this window, last time) chose; one since destroyed: Unfiled.
+        ctx.use_matter(None, strict=False)
         # One engine for the window: questions, extraction runs and model setup share it.
         self.session = Session.for_context(ctx)
         self.conversations = Conversations(ctx.db)
@@ -130,11 +136,13 @@ class MainWindow(QMainWindow):
         self.offline_badge = self.status.offline_badge
 
         self._build_menu()
+        self._start_workers()
+        self.matter_menu = MatterMenu(self, ctx, self.session, self.ingest_thread)
         self.work_menu = WorkMenu(self, ctx)
         self.setup_menu = SetupMenu(self, ctx, self.session)  # Tools: model setup, settings, error log
         self._build_help_menu()
-        self._start_workers()
         self._connect_menus()
+        self.library.matters.matter_chosen.connect(self.use_matter)
         self.library.add_requested.connect(self.open_files)
         self.library.selection_changed.connect(self._on_selection)
         self.library.current_changed.connect(self._on_current_document)
@@ -151,6 +159,7 @@ class MainWindow(QMainWindow):
         self.chat.transcript.copied.connect(self._on_copied)
         self.chat.hint_dismissed.connect(self._hint_dismissed)
         self._set_tab_order()
+        self._scope(ctx.matter_id)
         self.refresh_library()
         self._place()
 
@@ -336,6 +345,8 @@ class MainWindow(QMainWindow):
         self.ingest_worker = IngestWorker(self.ctx)
         self.ingest_thread: QThread = start_worker_thread(self.ingest_worker, "folio-ingest", cleanup="")
         self.ingest_job.connect(self.ingest_worker.add)
+        self.matter_job.connect(self.engine_worker.use_matter)
+        self.matter_job.connect(self.ingest_worker.use_matter)
         self.ingest_worker.progress.connect(self._on_ingest_progress)
         self.ingest_worker.added.connect(self._on_added)
         self.ingest_worker.rejected.connect(self._on_rejected)
@@ -386,11 +397,56 @@ class MainWindow(QMainWindow):
         return words
 
     def _show_reading_states(self) -> None:
-        self.library.show_reading(self._reading_words(self.ctx.library.all()))
+        self.library.show_reading(self._reading_words(self.ctx.library.all(self.ctx.matter_id)))
+
+    # -- matters -------------------------------------------------------------------------------
+    def use_matter(self, matter_id: int) -> None:
+        """Work in this matter: the library, its conversations, search, extraction tables, files added
+        and read-ahead are its alone. Kept in settings.toml, as `folio matter use` keeps it."""
+        if matter_id != self.ctx.matter_id:
+            if self.matter_menu.purging:
+                self.statusBar().showMessage("A matter is being destroyed; switch when it is done", 5000)
+                matter_id = self.ctx.matter_id
+            elif not self._engine_free():
+                matter_id = self.ctx.matter_id
+        switched = matter_id != self.ctx.matter_id
+        if switched:
+            try:
+                self.ctx.make_current(Matters(self.ctx.db).by_id(matter_id))
+            except NotFound:  # destroyed from the command line meanwhile
+                self.statusBar().showMessage("That matter no longer exists", 5000)
+                matter_id, switched = self.ctx.matter_id, False
+        if switched:
+            self.viewer.clear()  # a document of the matter left
+        self._scope(matter_id)
+        if switched:
+            self.refresh_library()
+            self.library.run_search()
+
+    def _scope(self, matter_id: int) -> None:
+        """Point every panel and worker at the matter, and show the matters with it current."""
+        self.library.matters.set_matters(Matters(self.ctx.db).all(), matter_id, today_iso())
+        self.library.matter_id = matter_id
+        self.conversation_list.matter_id = matter_id
+        self.matter_job.emit(matter_id)
+        self.read_ahead.use_matter(matter_id)
+
+    def destroy_matter(self) -> None:
+        """Matter > Destroy matter…, once nothing else is under way in the window."""
+        if self._batches:
+            self.statusBar().showMessage("Files are being added; destroy the matter when they are in", 5000)
+        elif self._engine_free() and not self.matter_menu.purging:
+            self.matter_menu.destroy()
+
+    def _on_matter_destroyed(self) -> None:
+        self.viewer.clear()
+        self._scope(self.ctx.matter_id)  # Unfiled, when the destroyed matter was the current one
+        self.refresh_library()
+        self.library.run_search()
 
     # -- library -------------------------------------------------------------------------------
     def refresh_library(self, select: int | None = None) -> None:
-        docs = self.ctx.library.all()
+        docs = self.ctx.library.all(self.ctx.matter_id)
         self.library.set_documents(
             docs, select=select, attachments=self.ctx.library.attachment_places(), reading=self._reading_words(docs)
         )
@@ -427,6 +483,9 @@ class MainWindow(QMainWindow):
             self.ingest_job.emit(files, password)
 
     def _connect_menus(self) -> None:
+        self.matter_menu.matter_changed.connect(self.use_matter)
+        self.matter_menu.destroy_requested.connect(self.destroy_matter)
+        self.matter_menu.destroyed.connect(self._on_matter_destroyed)
         self.work_menu.extraction_requested.connect(self.run_extraction)
         self.work_menu.compare_requested.connect(self.compare_selected)
         self.work_menu.check_requested.connect(self.check_selected)
@@ -511,7 +570,7 @@ class MainWindow(QMainWindow):
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
-        documents = self.recent.list()
+        documents = self.recent.list(matter_id=self.ctx.matter_id)
         if not documents:
             self.recent_menu.addAction("(none yet)").setEnabled(False)
         for doc in documents:
@@ -891,9 +950,13 @@ class MainWindow(QMainWindow):
                 self.redaction.shutdown()
             self.engine_worker.cancel()
             self.ingest_worker.cancel()
-            for worker, thread in ((self.engine_worker, self.engine_thread), (self.ingest_worker, self.ingest_thread)):
-                if thread.isRunning():  # run the worker's cleanup on its own thread, then stop it
-                    QMetaObject.invokeMethod(worker, "shutdown", Qt.ConnectionType.BlockingQueuedConnection)
+            for workers, thread in (
+                ((self.engine_worker,), self.engine_thread),
+                ((self.ingest_worker, self.matter_menu.worker), self.ingest_thread),
+            ):
+                if thread.isRunning():  # run the workers' cleanup on their own thread, then stop it
+                    for worker in workers:
+                        QMetaObject.invokeMethod(worker, "shutdown", Qt.ConnectionType.BlockingQueuedConnection)
                     thread.quit()
                     thread.wait(10000)
             self.viewer.shutdown()

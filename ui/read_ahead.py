@@ -42,6 +42,9 @@ class ReadAheadRunner(QObject):
     def poke(self, *, retry_failed: bool = False) -> None:
         self.reader.poke(retry_failed=retry_failed)
 
+    def use_matter(self, matter_id: int) -> None:
+        self.reader.use_matter(matter_id)
+
     def toggle_pause(self) -> None:
         if self.reader.paused:
             self.reader.resume()

@@ -1,4 +1,4 @@
-"""One search box over documents and conversations; activating a hit asks to open its anchor."""
+"""One search box over documents and conversations (of one matter); activating a hit asks to open its anchor."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ class SearchPanel(QWidget):
     open_page = Signal(int, int)  # document id, page
     open_message = Signal(int, int)  # conversation id, message id
 
-    def __init__(self, search: Search, parent: QWidget | None = None) -> None:
+    def __init__(self, search: Search, parent: QWidget | None = None, *, matter_id: int | None = None) -> None:
         super().__init__(parent)
         self.search = search
+        self.matter_id = matter_id  # the matter searched (None: everything)
         self.box = QLineEdit()
         self.box.setPlaceholderText('Search documents and conversations ("phrase", prefix*)')
         self.box.setClearButtonEnabled(True)
@@ -39,7 +40,7 @@ class SearchPanel(QWidget):
             self.status.setText("")
             return
         try:
-            self.hits = self.search.query(self.box.text())
+            self.hits = self.search.query(self.box.text(), matter_id=self.matter_id)
         except USER_ERRORS as exc:
             self.status.setText(one_line(exc))
             return

@@ -87,7 +87,7 @@ class WorkMenu(QObject):
         QMessageBox.warning(self.window, "Folio", text)
 
     def search(self) -> SearchPanel:
-        panel = SearchPanel(Search(self.ctx.db))
+        panel = SearchPanel(Search(self.ctx.db), matter_id=self.ctx.matter_id)
         panel.open_page.connect(lambda doc, page: self.page_requested.emit(doc, page, query_terms(panel.box.text())))
         panel.open_message.connect(self.message_requested)
         self._show(_dialog(self.window, "Search", panel))
@@ -105,9 +105,9 @@ class WorkMenu(QObject):
         if not run_id:
             from app.store.extraction import ExtractionStore
 
-            ids = ExtractionStore(self.ctx.db).run_ids()
+            ids = ExtractionStore(self.ctx.db).run_ids_in(self.ctx.matter_id)  # the current matter's tables
             if not ids:
-                self._say("No extraction runs yet: folio extract --template contract_review FOLDER")
+                self._say("No extraction runs in this matter yet: Work > Run extraction on selected documents…")
                 return None
             labels = [f"{i}: {load_run_info(self.ctx, i).template.name}" for i in ids]
             choice, ok = QInputDialog.getItem(self.window, "Extraction table", "Run", labels, 0, False)

@@ -1,8 +1,11 @@
 """Qt workers: long work runs on its own thread, one owner per resource, results come back as signals.
 
 The chat worker runs questions, extraction runs and comparisons, in turn, on the window's session (one engine); the
-ingest worker owns the writes of new documents. Each opens its own SQLite connection. The UI
-thread reads, renders and makes the odd one-row write (rename, delete, recent documents).
+ingest worker owns the writes of new documents, and the purge worker, on the same thread, destroys
+matters (so a purge never runs beside an add). Each opens its own SQLite connection, in the matter the
+window works in (`use_matter`, queued like the jobs: a job sent before a switch finishes in the matter
+it was sent in). The UI thread reads, renders and makes the odd one-row write (rename, delete, recent
+documents).
 
 Connect these signals only to methods of QObjects that live in the UI thread: a lambda or plain
 function has no receiver, so Qt would call it in the worker's thread.
@@ -23,6 +26,7 @@ from app.engine.session import CancelToken, Session
 from app.errors import FAULTS, USER_ERRORS, Cancelled, one_line
 from app.extraction.runner import ExtractionEvent, ExtractionService
 from app.processes.ingest_reader import IngestProcess
+from app.purge import purge_matter
 from ingest.progress import ReadProgress
 
 
@@ -67,6 +71,39 @@ class IngestProgress:
     pages: ReadProgress | None = None  # within the file: pages read so far (OCR is the slow part)
 
 
+class ThreadContext:
+    """A worker's own AppContext: its SQLite connection opened on the worker's thread (connections stay
+    on the thread that made them), in the matter the window last sent."""
+
+    def __init__(self, base: AppContext) -> None:
+        self._base = base
+        self._ctx: AppContext | None = None
+        self.matter_id = base.chosen_matter
+
+    def get(self) -> AppContext:
+        if self._ctx is None:
+            self._ctx = self._base.reopen()
+            self._ctx.chosen_matter = self.matter_id
+        return self._ctx
+
+    def use_matter(self, matter_id: int) -> None:
+        self.matter_id = matter_id
+        if self._ctx is not None:
+            self._ctx.chosen_matter = matter_id
+
+    def close(self) -> None:
+        if self._ctx is not None:
+            self._ctx.close()
+            self._ctx = None
+
+
+def failure_line(exc: Exception) -> str:
+    """A job's failure as the one line the window shows (a full disk, a locked library in plain words)."""
+    if isinstance(exc, (*USER_ERRORS, *FAULTS)):
+        return one_line(exc)
+    return f"unexpected error: {type(exc).__name__}: {one_line(exc)}"
+
+
 class EngineWorker(QObject):
     chat_event = Signal(object)  # app.chat.ChatEvent
     extraction_event = Signal(object)  # app.extraction.runner.ExtractionEvent
@@ -77,7 +114,7 @@ class EngineWorker(QObject):
 
     def __init__(self, ctx: AppContext, session: Session) -> None:
         super().__init__()
-        self._base = ctx
+        self._own = ThreadContext(ctx)
         self.session = session
         self._service: ChatService | None = None
         self._extraction: ExtractionService | None = None
@@ -85,8 +122,13 @@ class EngineWorker(QObject):
 
     def _svc(self) -> ChatService:
         if self._service is None:  # created on the worker thread: its DB connection lives here
-            self._service = ChatService(self._base.reopen(), self.session)
+            self._service = ChatService(self._own.get(), self.session)
         return self._service
+
+    @Slot(int)
+    def use_matter(self, matter_id: int) -> None:
+        """New conversations and tables go to this matter (the one holding their documents, preferred)."""
+        self._own.use_matter(matter_id)
 
     @Slot(object)
     def ask(self, job: AskJob) -> None:
@@ -108,10 +150,8 @@ class EngineWorker(QObject):
         self._token = CancelToken()
         try:
             yield self._token
-        except (*USER_ERRORS, *FAULTS) as exc:  # a full disk, a locked library: said in plain words
-            self.failed.emit(one_line(exc))
         except Exception as exc:
-            self.failed.emit(f"unexpected error: {type(exc).__name__}: {one_line(exc)}")
+            self.failed.emit(failure_line(exc))
         finally:
             self.finished.emit()
 
@@ -190,10 +230,9 @@ class EngineWorker(QObject):
     @Slot()
     def shutdown(self) -> None:
         self.session.close()
-        if self._service is not None:
-            self._service.ctx.close()
-            self._service = None
-            self._extraction = None
+        self._own.close()
+        self._service = None
+        self._extraction = None
 
 
 class IngestWorker(QObject):
@@ -204,8 +243,7 @@ class IngestWorker(QObject):
 
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
-        self._base = ctx
-        self._ctx: AppContext | None = None
+        self._own = ThreadContext(ctx)
         self._cancel = False
         self._reader = IngestProcess()  # MuPDF's long calls hold the GIL: read in a child process
 
@@ -214,10 +252,14 @@ class IngestWorker(QObject):
         self._cancel = True
         self._reader.stop()
 
+    @Slot(int)
+    def use_matter(self, matter_id: int) -> None:
+        """Files added from the next batch on go into this matter."""
+        self._own.use_matter(matter_id)
+
     @Slot(list, object)
     def add(self, paths: list[str], password: str | None) -> None:
-        if self._ctx is None:
-            self._ctx = self._base.reopen()
+        ctx = self._own.get()
         self._cancel = False
         for index, path in enumerate(paths):
             if self._cancel:
@@ -228,8 +270,8 @@ class IngestWorker(QObject):
                 self.progress.emit(IngestProgress(index, len(paths), path, done))
 
             try:
-                result = self._ctx.library.add(
-                    path, password=password, limits=self._ctx.limits, load=self._reader.load, progress=pages
+                result = ctx.library.add(
+                    path, password=password, limits=ctx.limits, load=self._reader.load, progress=pages
                 )
             except Cancelled:
                 break
@@ -248,6 +290,34 @@ class IngestWorker(QObject):
     @Slot()
     def shutdown(self) -> None:
         self._reader.close()
-        if self._ctx is not None:
-            self._ctx.close()
-            self._ctx = None
+        self._own.close()
+
+
+class PurgeWorker(QObject):
+    """Destroys a matter (`app.purge.purge_matter`, the code of `folio matter purge`) off the UI thread:
+    a large matter takes a while, and the window keeps drawing its progress."""
+
+    progress = Signal(object)  # app.purge.PurgeProgress
+    purged = Signal(object)  # app.purge.MatterPurgeResult
+    failed = Signal(str)
+
+    def __init__(self, ctx: AppContext, session: Session) -> None:
+        super().__init__()
+        self._own = ThreadContext(ctx)
+        self.session = session
+
+    @Slot(str)
+    def purge(self, name: str) -> None:
+        try:
+            # Holding the engine: a background read of one of these documents stops first (keeping
+            # its checkpoint, which the purge then deletes), so no snapshot of them is written after.
+            with self.session.turn():
+                result = purge_matter(self._own.get(), name, on_progress=self.progress.emit)
+        except Exception as exc:
+            self.failed.emit(failure_line(exc))
+            return
+        self.purged.emit(result)
+
+    @Slot()
+    def shutdown(self) -> None:
+        self._own.close()

@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime
 import json
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from app.errors import FolioError
+from app.clock import today_iso
 
 if TYPE_CHECKING:
     from app.context import AppContext
-    from app.store.matters import Matter
 
 Handler = Callable[["AppContext", argparse.Namespace], int]
 
@@ -105,42 +103,19 @@ def cmd_matter(ctx: AppContext, args: argparse.Namespace) -> int:
     return handlers[args.matter_command](ctx, args)
 
 
-def _record(ctx: AppContext, matter: Matter, event: str, **details: object) -> None:
-    from app.store.audit import audited_settings
-
-    ctx.audit.record(
-        "matter",
-        documents=[],
-        model_sha256=None,
-        settings=audited_settings(ctx.settings),
-        details={"event": event, "matter": matter.name, "matter_number": matter.number, **details},
-        matter_id=matter.id,
-    )
-
-
-def _date(text: str | None) -> str | None:
-    if text is None:
-        return None
-    try:
-        return datetime.date.fromisoformat(text.strip()).isoformat()
-    except ValueError:
-        raise FolioError(f"--retain-until must be a date such as 2031-12-31, not {text!r}") from None
-
-
-def _today() -> str:
-    return datetime.date.today().isoformat()
-
-
 def _new(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.store.matters import Matters
+    from app.store.matters import open_matter
 
-    matter = Matters(ctx.db).create(
-        args.name, number=args.number, description=args.description, retain_until=_date(args.retain_until)
+    matter = open_matter(
+        ctx.audit,
+        ctx.settings,
+        args.name,
+        number=args.number,
+        description=args.description,
+        retain_until=args.retain_until,  # checked by the store, in the words the window uses too
     )
-    _record(ctx, matter, "opened", retain_until=matter.retain_until)
     if args.use:
-        ctx.settings.matter = matter.name
-        ctx.save_settings()
+        ctx.make_current(matter)
     print(f"matter opened: {matter.name}" + (" (current)" if args.use else ""))
     return 0
 
@@ -155,7 +130,7 @@ def _list(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.store.matters import Matters
 
     matters = Matters(ctx.db)
-    today = _today()
+    today = today_iso()
     shown = [m for m in matters.all() if m.due(today)] if args.due else matters.all()
     counts = {m.id: matters.counts(m.id) for m in shown}
     current = _current_name(ctx).casefold()
@@ -181,8 +156,7 @@ def _use(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.store.matters import Matters
 
     matter = Matters(ctx.db).get(args.name)
-    ctx.settings.matter = matter.name
-    ctx.save_settings()
+    ctx.make_current(matter)
     print(f"current matter: {matter.name}")
     return 0
 
@@ -198,7 +172,7 @@ def _show(ctx: AppContext, args: argparse.Namespace) -> int:
         body = {
             **dataclasses.asdict(matter),
             **dataclasses.asdict(counts),
-            "due": matter.due(_today()),
+            "due": matter.due(today_iso()),
             "document_list": [{"id": d.id, "title": d.title, "sha256": d.sha256} for d in docs],
         }
         print(json.dumps(body, indent=2, ensure_ascii=False))
@@ -209,7 +183,7 @@ def _show(ctx: AppContext, args: argparse.Namespace) -> int:
     if matter.description:
         print(f"description:   {matter.description}")
     print(f"opened:        {matter.opened_at}")
-    due = "  (past: due for destruction)" if matter.due(_today()) else ""
+    due = "  (past: due for destruction)" if matter.due(today_iso()) else ""
     print(f"retain until:  {matter.retain_until or '-'}{due}")
     print(
         f"holds:         {counts.documents} document(s), {counts.conversations} conversation(s), "
@@ -221,30 +195,21 @@ def _show(ctx: AppContext, args: argparse.Namespace) -> int:
 
 
 def _rename(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.store.matters import Matters
+    from app.store.matters import Matters, change_matter
 
-    matters = Matters(ctx.db)
-    old = matters.get(args.name)
-    with ctx.db.atomic():
-        new = matters.rename(old, args.new_name)
-        if new.name != old.name:
-            _record(ctx, new, "renamed", old_name=old.name)
-    ctx.audit.sync_head()
-    if ctx.settings.matter and ctx.settings.matter.casefold() == old.name.casefold():
-        ctx.settings.matter = new.name
-        ctx.save_settings()
+    old = Matters(ctx.db).get(args.name)
+    new = change_matter(
+        ctx.audit, ctx.settings, old, name=args.new_name, number=old.number, retain_until=old.retain_until
+    )
+    ctx.matter_renamed(old, new)
     print(f"matter renamed: {old.name} -> {new.name}")
     return 0
 
 
 def _close(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.store.matters import Matters
+    from app.store.matters import Matters, close_matter
 
-    matters = Matters(ctx.db)
-    with ctx.db.atomic():
-        matter = matters.set_closed(matters.get(args.name), not args.reopen)
-        _record(ctx, matter, "reopened" if args.reopen else "closed")
-    ctx.audit.sync_head()
+    matter = close_matter(ctx.audit, ctx.settings, Matters(ctx.db).get(args.name), closed=not args.reopen)
     print(f"matter {'reopened' if args.reopen else 'closed'}: {matter.name}")
     return 0
 
@@ -255,12 +220,7 @@ def _purge(ctx: AppContext, args: argparse.Namespace) -> int:
 
     matters = Matters(ctx.db)
     matter = matters.get(args.name)
-    contents = matters.contents(matter.id)
-    going = [d for d in contents.documents if not d.shared]
-    what = (
-        f"matter {matter.name!r}: {len(going)} document(s), {len(contents.conversations)} conversation(s) and "
-        f"{len(contents.extraction_runs)} extraction table(s)"
-    )
+    what = matters.contents(matter.id).words(matter.name)
     if not args.yes:
         if not sys.stdin.isatty():
             print(f"folio: error: purge destroys {what} for good; add --yes to confirm", file=sys.stderr)
@@ -270,9 +230,7 @@ def _purge(ctx: AppContext, args: argparse.Namespace) -> int:
             print("nothing removed")
             return 1
     result = purge_matter(ctx, matter.name)
-    if ctx.settings.matter and ctx.settings.matter.casefold() == matter.name.casefold():
-        ctx.settings.matter = ""
-        ctx.save_settings()
+    ctx.matter_destroyed(matter)
     print(
         f"destroyed: matter {matter.name!r} ({len(result.removed)} document(s), {result.conversations} "
         f"conversation(s), {result.extraction_runs} extraction table(s), {result.blobs} image file(s), "

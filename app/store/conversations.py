@@ -99,24 +99,17 @@ class Conversations:
         )
 
     def all(self, document_id: int | None = None, matter_id: int | None = None) -> list[ConversationRow]:
-        if document_id is None and matter_id is not None:
-            ids = [
-                r[0]
-                for r in self.db.execute(
-                    "SELECT id FROM conversations WHERE matter_id = ? ORDER BY updated_at DESC, id DESC", [matter_id]
-                )
-            ]
-        elif document_id is None:
-            ids = [r[0] for r in self.db.execute("SELECT id FROM conversations ORDER BY updated_at DESC, id DESC")]
-        else:
-            ids = [
-                r[0]
-                for r in self.db.execute(
-                    "SELECT c.id FROM conversations c JOIN conversation_documents d ON d.conversation_id = c.id "
-                    "WHERE d.document_id = ? ORDER BY c.updated_at DESC, c.id DESC",
-                    [document_id],
-                )
-            ]
+        """Newest first: every conversation, or those about a document, or of a matter, or both (a
+        document two matters hold has conversations in each)."""
+        # Each condition only when asked for: a join through conversation_documents uses its index.
+        sql, where = "SELECT c.id FROM conversations c", []
+        if document_id is not None:
+            sql += " JOIN conversation_documents d ON d.conversation_id = c.id"
+            where.append("d.document_id = :d")
+        if matter_id is not None:
+            where.append("c.matter_id = :m")
+        sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY c.updated_at DESC, c.id DESC"
+        ids = [r[0] for r in self.db.execute(sql, {"d": document_id, "m": matter_id})]
         return [self.get(i) for i in ids]
 
     def messages(self, conversation_id: int) -> list[MessageRow]:

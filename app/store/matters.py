@@ -3,20 +3,27 @@
 A document is stored once (by sha256) and linked to every matter that holds it (`matter_documents`);
 conversations and extraction runs name their matter (`matter_id`). "Unfiled" holds what was in the
 library before matters, and whatever is added without one; it is made again when it is missing.
-`app/matters.py` orders the steps of destroying a matter; the deletes are here.
+`app/purge.py` orders the steps of destroying a matter; the deletes are here. Opening, changing and
+closing a matter with its audit entry (`open_matter`, `change_matter`, `close_matter`) are here too, so
+the CLI and the window write the same record in the same transaction.
 """
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.clock import now_iso
 from app.errors import FolioError, NotFound
+from app.store.audit import audited_settings
 from app.store.db import insert_row
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
+
+    from app.settings import Settings
+    from app.store.audit import AuditLog
 
 UNFILED = "Unfiled"
 _COLUMNS = "id, name, number, description, opened_at, retain_until, closed"
@@ -65,6 +72,30 @@ class MatterContents:
     documents: list[MatterDocument]
     conversations: list[int]
     extraction_runs: list[int]
+
+    @property
+    def going(self) -> list[MatterDocument]:
+        """The documents a purge removes: those no other matter holds."""
+        return [d for d in self.documents if not d.shared]
+
+    def words(self, name: str) -> str:
+        """What destroying the matter takes, as the CLI and the window ask about it."""
+        kept = len(self.documents) - len(self.going)
+        return (
+            f"matter {name!r}: {len(self.going)} document(s), {len(self.conversations)} conversation(s) and "
+            f"{len(self.extraction_runs)} extraction table(s)"
+            + (f" ({kept} document(s) another matter holds stay)" if kept else "")
+        )
+
+
+def valid_date(text: str | None) -> str | None:
+    """A retention date as stored (YYYY-MM-DD); None or "" for none."""
+    if text is None or not text.strip():
+        return None
+    try:
+        return datetime.date.fromisoformat(text.strip()).isoformat()
+    except ValueError:
+        raise FolioError(f"a retention date is a date such as 2031-12-31, not {text!r}") from None
 
 
 def valid_name(name: str) -> str:
@@ -203,7 +234,7 @@ class Matters:
                     "number": number.strip(),
                     "description": description.strip(),
                     "opened_at": now_iso(),
-                    "retain_until": retain_until,
+                    "retain_until": valid_date(retain_until),
                 },
             )
         return self.by_id(matter_id)
@@ -215,6 +246,14 @@ class Matters:
             raise FolioError(f"a matter named {new_name!r} already exists")
         with self.db.atomic():
             self.db.execute("UPDATE matters SET name = ? WHERE id = ?", [new_name, matter.id])
+        return self.by_id(matter.id)
+
+    def set_details(self, matter: Matter, *, number: str, retain_until: str | None) -> Matter:
+        with self.db.atomic():
+            self.db.execute(
+                "UPDATE matters SET number = ?, retain_until = ? WHERE id = ?",
+                [number.strip(), valid_date(retain_until), matter.id],
+            )
         return self.by_id(matter.id)
 
     def set_closed(self, matter: Matter, closed: bool) -> Matter:
@@ -234,11 +273,65 @@ class Matters:
     def delete_contents(self, matter_id: int, contents: MatterContents) -> None:
         """The matter's own conversations (messages and their index entries go with them) and extraction
         runs (cells and reviews go with them), its links, and the matter itself. The documents only it
-        held are purged before this by the caller, in the same transaction."""
+        held are purged before this by the caller, in the same transaction, which then rewrites the
+        search indexes (app/store/purge.py optimize_indexes)."""
         for conversation_id in contents.conversations:
             self.db.execute("DELETE FROM conversations WHERE id = ?", [conversation_id])
         for run_id in contents.extraction_runs:
             self.db.execute("DELETE FROM extraction_runs WHERE id = ?", [run_id])
         self.db.execute("DELETE FROM matter_documents WHERE matter_id = ?", [matter_id])
         self.db.execute("DELETE FROM matters WHERE id = ?", [matter_id])
-        self.db.execute("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
+
+
+# -- opened, changed, closed: each with its audit entry, in one transaction ------------------------
+def record_matter(audit: AuditLog, settings: Settings, matter: Matter, event: str, **details: object) -> None:
+    audit.record(
+        "matter",
+        documents=[],
+        model_sha256=None,
+        settings=audited_settings(settings),
+        details={"event": event, "matter": matter.name, "matter_number": matter.number, **details},
+        matter_id=matter.id,
+    )
+
+
+def open_matter(
+    audit: AuditLog,
+    settings: Settings,
+    name: str,
+    *,
+    number: str = "",
+    description: str = "",
+    retain_until: str | None = None,
+) -> Matter:
+    matters = Matters(audit.db)
+    with audit.db.atomic():
+        matter = matters.create(name, number=number, description=description, retain_until=retain_until)
+        record_matter(audit, settings, matter, "opened", retain_until=matter.retain_until)
+    audit.sync_head()
+    return matter
+
+
+def change_matter(
+    audit: AuditLog, settings: Settings, matter: Matter, *, name: str, number: str, retain_until: str | None
+) -> Matter:
+    """Rename a matter, or change its number or retention date; each change is one audit entry."""
+    matters = Matters(audit.db)
+    with audit.db.atomic():
+        new = matters.rename(matter, name)
+        if new.name != matter.name:
+            record_matter(audit, settings, new, "renamed", old_name=matter.name)
+        if number.strip() != matter.number or valid_date(retain_until) != matter.retain_until:
+            new = matters.set_details(new, number=number, retain_until=retain_until)
+            changed = {"old_number": matter.number, "old_retain_until": matter.retain_until}
+            record_matter(audit, settings, new, "changed", retain_until=new.retain_until, **changed)
+    audit.sync_head()
+    return new
+
+
+def close_matter(audit: AuditLog, settings: Settings, matter: Matter, *, closed: bool = True) -> Matter:
+    with audit.db.atomic():
+        matter = Matters(audit.db).set_closed(matter, closed)
+        record_matter(audit, settings, matter, "closed" if closed else "reopened")
+    audit.sync_head()
+    return matter

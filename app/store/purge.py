@@ -51,9 +51,10 @@ def purge_rows(db: Database, doc_id: int) -> PurgeRows:
     )
 
 
-def delete_document_rows(db: Database, doc_id: int, rows: PurgeRows, now: str) -> None:
+def delete_document_rows(db: Database, doc_id: int, rows: PurgeRows, now: str, *, optimize: bool = True) -> None:
     """Every row derived from the document; its page images queued in `blob_trash`. Call inside a
-    transaction (with the audit entry), so all of it happens or none."""
+    transaction (with the audit entry), so all of it happens or none. `optimize=False`: the caller
+    removes more documents and rewrites the indexes once after the last (optimize_indexes)."""
     for conv_id in rows.conversations:  # messages go with them (ON DELETE CASCADE, FTS triggers)
         db.execute("DELETE FROM conversations WHERE id = ?", [conv_id])
     # An e-mail that had this attachment keeps its name, saying it was removed.
@@ -66,11 +67,16 @@ def delete_document_rows(db: Database, doc_id: int, rows: PurgeRows, now: str) -
             "(SELECT 1 FROM extraction_run_documents WHERE run_id = ?)",
             [run_id, run_id],
         )
-    # FTS5 deletes add tombstones; merging rewrites the index without the deleted words.
-    db.execute("INSERT INTO segments_fts(segments_fts) VALUES ('optimize')")
-    db.execute("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
+    if optimize:
+        optimize_indexes(db)
     for name in sorted(rows.blobs):
         db.execute("INSERT OR IGNORE INTO blob_trash(name, queued_at) VALUES (?, ?)", [name, now])
+
+
+def optimize_indexes(db: Database) -> None:
+    """FTS5 deletes add tombstones; merging rewrites the indexes without the deleted words."""
+    db.execute("INSERT INTO segments_fts(segments_fts) VALUES ('optimize')")
+    db.execute("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
 
 
 @contextlib.contextmanager

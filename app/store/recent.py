@@ -27,10 +27,16 @@ class RecentDocuments:
                 [document_id, now_iso()],
             )
 
-    def list(self, limit: int = RECENT_LIMIT) -> list[DocumentRow]:
+    def opened(self) -> dict[int, int]:
+        """Every document ever opened -> a number that grows with how recently it was."""
+        return {int(d): int(q) for d, q in self.db.execute("SELECT document_id, seq FROM document_opens")}
+
+    def list(self, limit: int = RECENT_LIMIT, matter_id: int | None = None) -> list[DocumentRow]:
+        """The documents opened last, newest first: any, or those of one matter."""
         rows = self.db.execute(
-            "SELECT d.* FROM document_opens o JOIN documents d ON d.id = o.document_id ORDER BY o.seq DESC LIMIT ?",
-            [limit],
+            "SELECT d.* FROM document_opens o JOIN documents d ON d.id = o.document_id WHERE :m IS NULL OR "
+            "d.id IN (SELECT document_id FROM matter_documents WHERE matter_id = :m) ORDER BY o.seq DESC LIMIT :n",
+            {"m": matter_id, "n": limit},
         )
         columns = [c[0] for c in rows.description]
         return [DocumentRow.from_row(dict(zip(columns, r, strict=True))) for r in rows.fetchall()]

@@ -15,6 +15,7 @@ pytestmark = pytest.mark.gui
 REPO = Path(__file__).resolve().parents[2]
 # The window's controls as they are laid out: left to right, top to bottom within each panel.
 LAYOUT_ORDER = [
+    "matterSwitcher",
     "addFiles",
     "librarySearch",
     "library",

@@ -468,3 +468,31 @@ def test_a_tampered_archive_is_refused_and_nothing_is_written(
         assert not [p for p in (tmp_path / "b" / "data" / "blobs").rglob("*") if p.is_file()]
     finally:
         ctx.close()
+
+
+# -- read-ahead ---------------------------------------------------------------------------------
+def test_read_ahead_reads_the_current_matter_most_recently_opened_first(starter_home: Path, tmp_path: Path) -> None:
+    from app.engine.session import Session
+    from app.reading import ReadAhead
+    from app.store.recent import RecentDocuments
+
+    ctx = open_app()
+    try:
+        matters = Matters(ctx.db)
+        acme, beta = matters.create("Acme"), matters.create("Beta")
+        ctx.chosen_matter = acme.id
+        older = ctx.library.add(_text_file(tmp_path / "older.txt", "Acme's first letter.")).document
+        newer = ctx.library.add(_text_file(tmp_path / "newer.txt", "Acme's second letter.")).document
+        ctx.chosen_matter = beta.id
+        other = ctx.library.add(_text_file(tmp_path / "other.txt", "Beta's only letter.")).document
+        reader = ReadAhead(ctx, Session.for_context(ctx))  # in the context's matter: Beta
+        doc = reader.next_document()
+        assert doc is not None and doc.id == other.id  # the newest document of the library is Beta's...
+        reader.use_matter(acme.id)
+        doc = reader.next_document()
+        assert doc is not None and doc.id == newer.id  # ...and after the switch Acme's newest is next
+        RecentDocuments(ctx.db).touch(older.id)
+        doc = reader.next_document()
+        assert doc is not None and doc.id == older.id  # what the user opened goes first
+    finally:
+        ctx.close()
