@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -31,6 +32,9 @@ class AppContext:
     db_inode: int = 0  # the library file this context opened (see check_still_there)
     # The matter this context works in (use_matter); None: none chosen, documents go to "Unfiled".
     chosen_matter: int | None = None
+    # The settings as last read from or written to the file: save_settings writes only what changed
+    # since, so another process's change (`folio matter use` while the window is open) survives.
+    settings_base: Settings | None = None
 
     @property
     def audit(self) -> AuditLog:
@@ -106,12 +110,19 @@ class AppContext:
         return self.settings.limits.for_ingest()
 
     def save_settings(self) -> None:
-        save_settings(self.settings, self.paths.settings_file)
+        save_settings(self.settings, self.paths.settings_file, self.settings_base)
+        self.settings_base = copy.deepcopy(self.settings)
 
     def reopen(self) -> AppContext:
         """A second connection to the same files, for another thread (SQLite connections stay put)."""
         return AppContext(
-            self.paths, self.settings, open_db(self.paths.db_file), self.notice, self.db_inode, self.chosen_matter
+            self.paths,
+            self.settings,
+            open_db(self.paths.db_file),
+            self.notice,
+            self.db_inode,
+            self.chosen_matter,
+            copy.deepcopy(self.settings_base),
         )
 
     def close(self) -> None:
@@ -138,7 +149,7 @@ def open_app(paths: Paths | None = None) -> AppContext:
     paths = (paths or default_paths()).ensure()
     app.errors.library_file = paths.db_file  # for the words of a fault (app/errors.py)
     settings = load_settings(paths.settings_file)
-    ctx = AppContext(paths, settings, open_db(paths.db_file))
+    ctx = AppContext(paths, settings, open_db(paths.db_file), settings_base=copy.deepcopy(settings))
     ctx.db_inode = paths.db_file.stat().st_ino
     ctx.library.sweep_pending()  # page images of an add killed before its commit
     if ctx.library.trash_waiting():

@@ -144,9 +144,32 @@ def load_settings(path: Path) -> Settings:
     return settings
 
 
-def save_settings(settings: Settings, path: Path) -> None:
+def save_settings(settings: Settings, path: Path, base: Settings | None = None) -> None:
+    """Write `settings`. With `base` (the settings as this process last read or wrote them), only the
+    values changed since then are written over the file as it is now: a value another Folio process
+    saved meanwhile (`folio matter use` or `folio models use` while the window is open) is kept, not
+    put back to what this process read at its start."""
     import tomli_w
 
     settings.validate()
-    data = tomli_w.dumps(dataclasses.asdict(settings))
-    atomic_write_text(path, data)
+    data = dataclasses.asdict(settings)
+    if base is not None and path.exists():
+        try:
+            on_disk = dataclasses.asdict(load_settings(path))
+        except FolioError:
+            pass  # a damaged file: this process's settings replace it whole
+        else:
+            data = _changed_over(on_disk, dataclasses.asdict(base), data)
+    atomic_write_text(path, tomli_w.dumps(data))
+
+
+def _changed_over(on_disk: dict[str, Any], base: dict[str, Any], mine: dict[str, Any]) -> dict[str, Any]:
+    """`on_disk` with every value that differs between `base` and `mine` taken from `mine` (sections
+    value by value)."""
+    merged = dict(on_disk)
+    for key, value in mine.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict) and isinstance(on_disk.get(key), dict):
+            merged[key] = _changed_over(on_disk[key], base[key], value)
+        elif base.get(key) != value:
+            merged[key] = value
+    return merged

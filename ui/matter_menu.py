@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QInputDialog, QMainWindow, QMessageBox, QProgressD
 
 from app.context import AppContext
 from app.engine.session import Session
+from app.errors import NotFound
 from app.purge import MatterPurgeResult, PurgeProgress
 from app.store.matters import Matter, Matters, change_matter, close_matter, open_matter
 from ui.matter_dialog import MatterDialog, MatterFields
@@ -67,7 +68,16 @@ class MatterMenu(QObject):
         return self.progress is not None
 
     def current(self) -> Matter:
-        return Matters(self.ctx.db).by_id(self.ctx.matter_id)
+        """The window's matter; one destroyed by another Folio meanwhile (`folio matter purge` while
+        the window is open) leaves the window in "Unfiled", said in the status bar."""
+        matters = Matters(self.ctx.db)
+        try:
+            return matters.by_id(self.ctx.matter_id)
+        except NotFound:
+            unfiled = matters.unfiled()
+            self.window.statusBar().showMessage("The matter this window was in was destroyed elsewhere; now in Unfiled")
+            self.matter_changed.emit(unfiled.id)
+            return unfiled
 
     def _update_close(self) -> None:
         closed = self.current().closed

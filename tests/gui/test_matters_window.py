@@ -263,3 +263,19 @@ def test_destroy_asks_twice_runs_on_the_worker_and_the_audit_log_verifies(
     assert window.ctx.audit.verify().ok
     code, out, err = run_folio("audit", "verify")
     assert code == 0 and out.startswith("audit log OK"), err
+
+
+def test_a_matter_destroyed_from_the_command_line_leaves_the_window_in_unfiled(
+    window, qtbot, contract_pdf: Path
+) -> None:  # type: ignore[no-untyped-def]
+    _new_matter(qtbot, window, "Gone deal")
+    _add(qtbot, window, contract_pdf, 1)
+    code, _out, err = run_folio("matter", "purge", "Gone deal", "--yes")
+    assert code == 0, err
+    # Opening the Matter menu asks for the current matter (Close or Reopen): no traceback, the window
+    # moves to Unfiled and says why.
+    window.matter_menu._update_close()
+    qtbot.waitUntil(lambda: window.library.matters.labels() == ["Unfiled"])
+    assert window.ctx.matter_id == window.matter_menu.current().id
+    assert "destroyed elsewhere" in window.statusBar().currentMessage()
+    assert window.library.list.count() == 0

@@ -68,3 +68,38 @@ def test_unknown_keys_are_ignored(tmp_path: Path) -> None:
     path = tmp_path / "settings.toml"
     path.write_text("schema_version = 1\nfuture_option = true\nthreads = 3\n")
     assert load_settings(path).threads == 3
+
+
+def test_a_save_keeps_what_another_folio_saved_meanwhile(folio_home: Path) -> None:
+    """The window reads settings.toml at its start; `folio matter use` and `folio models use` write it
+    while the window is open. Saving the window's settings afterwards writes only what the window
+    changed, in sections value by value, and keeps the command's values."""
+    from app.context import open_app
+    from tests.conftest import run_folio
+
+    window = open_app()
+    try:
+        window.settings.max_answer_tokens = 321
+        window.save_settings()  # the file exists from here on
+        code, _out, err = run_folio("matter", "new", "Acme v. Brown")
+        assert code == 0, err
+        code, _out, err = run_folio("matter", "use", "Acme v. Brown")
+        assert code == 0, err
+        other = load_settings(window.paths.settings_file)
+        other.ocr.language = "deu"
+        other.extraction.value_chars = 77
+        save_settings(other, window.paths.settings_file)  # another process, a whole-file write
+        window.settings.extraction.quote_chars = 55  # the same section, another value
+        window.settings.read_ahead = not window.settings.read_ahead
+        window.save_settings()
+        saved = load_settings(window.paths.settings_file)
+        assert saved.matter == "Acme v. Brown" and window.settings.matter == ""
+        assert (saved.ocr.language, saved.extraction.value_chars) == ("deu", 77)
+        assert saved.extraction.quote_chars == 55 and saved.read_ahead == window.settings.read_ahead
+        assert saved.max_answer_tokens == 321
+        window.settings.matter = "Acme v. Brown"
+        window.settings.max_answer_tokens = 400
+        window.save_settings()
+        assert load_settings(window.paths.settings_file).max_answer_tokens == 400
+    finally:
+        window.close()
