@@ -134,6 +134,20 @@ def _answer(config: EngineConfig, request: GenerateRequest) -> tuple[list[int], 
         engine.close()
 
 
+# Plain (undrafted) answers by (config, request): an oracle's drafts and the comparison in
+# _same_answer need the same plain answer; greedy or seeded, it is the same tokens every time, so it
+# is computed once (a Gemma one, read a token at a time, takes several seconds).
+_PLAIN: dict[str, tuple[list[int], str, GenerationStats]] = {}
+
+
+def _plain_answer(config: EngineConfig, request: GenerateRequest) -> tuple[list[int], str, GenerationStats]:
+    plain = dataclasses.replace(config, draft_tokens=0)
+    key = repr((plain, request))
+    if key not in _PLAIN:
+        _PLAIN[key] = _answer(plain, request)
+    return _PLAIN[key]
+
+
 def _drafts_from(case: Case, monkeypatch: pytest.MonkeyPatch, config: EngineConfig, request: GenerateRequest) -> None:
     if case.drafter == "oracle":
         _oracle(monkeypatch, config, request)
@@ -145,7 +159,7 @@ def _oracle(monkeypatch: pytest.MonkeyPatch, config: EngineConfig, request: Gene
     """Drafts = the plain answer's next tokens, every fourth one spoiled (replaced by another token)."""
     plain = dataclasses.replace(config, draft_tokens=0)
     n_prompt = len(_prompt_keys(plain, request))
-    answer = _answer(plain, request)[0]
+    answer = _plain_answer(plain, request)[0]
 
     def propose(self: PromptLookup, pending: int, limit: int) -> tuple[list[int], int, int]:
         at = len(self._tokens) - n_prompt + 1  # `pending` is answer[at - 1]
@@ -165,7 +179,7 @@ def _prompt_keys(config: EngineConfig, request: GenerateRequest) -> list[int]:
 
 
 def _same_answer(case: Case, config: EngineConfig, request: GenerateRequest) -> GenerationStats:
-    plain_tokens, plain_text, plain = _answer(dataclasses.replace(config, draft_tokens=0), request)
+    plain_tokens, plain_text, plain = _plain_answer(config, request)
     tokens, text, stats = _answer(config, request)
     assert tokens == plain_tokens and text == plain_text
     assert (stats.completion_tokens, stats.stop_reason) == (plain.completion_tokens, plain.stop_reason)
