@@ -398,6 +398,9 @@ class _Run:
             prepared = self.session.prepare(
                 self.ctx, document_ids, build, think=self.think, answer_tokens=self.answer_tokens, pages=pages
             )
+            left_out = self.session.images_left_out_line(prepared.documents)  # never a page left out unsaid
+            if left_out:
+                self.emit(Progress(left_out))
             sampling = Sampling.recommended(thinking=self.think, max_tokens=self.answer_tokens)
             request = prepared.request(sampling=sampling, thinking=self.think)
             result = self.session.run(prepared, request, cancel=self.token, on_progress=self.emit)
