@@ -134,7 +134,7 @@ class ChatService:
         if matter_id is None:  # a question takes documents of one matter: refused here, before the engine
             matter_id = self.matter_for(document_ids)
         think = self.ctx.settings.thinking if thinking is None else thinking
-        history = self._history(conversation_id, before=replaced) if conversation_id is not None else []
+        history = self.history(conversation_id, before=replaced) if conversation_id is not None else []
         answer_tokens = max_tokens or self.ctx.settings.max_answer_tokens
         build = question_messages(history, question)
         with self.session.turn():  # counting the prompt and answering it: one hold of the engine
@@ -264,16 +264,32 @@ class ChatService:
             if replaces is not None:
                 conversation_id = self.conversations.message(answer_id).conversation_id
                 self.conversations.drop_exchange(conversation_id, *replaces)
-            self._store_answer(answer_id, grounded, answer, thinking, stats)
+            self.store_answer(
+                answer_id,
+                answer,
+                thinking,
+                [v.to_dict() for v in grounded.claims],
+                [c.to_dict() for c in grounded.citations],
+                stats,
+            )
         return self.conversations.message(answer_id)
 
-    def _store_answer(self, answer_id: int, grounded: Any, answer: str, thinking: str, stats: GenerationStats) -> None:
+    def store_answer(
+        self,
+        answer_id: int,
+        answer: str,
+        thinking: str,
+        claims: list[dict[str, Any]],
+        citations: list[dict[str, Any]],
+        stats: GenerationStats,
+    ) -> None:
+        """An answer's text, its checked claims and citations, and the engine's figures, in one update."""
         self.conversations.update_message(
             answer_id,
-            claims=[v.to_dict() for v in grounded.claims],
+            claims=claims,
             text=answer,
             thinking=thinking,
-            citations=[c.to_dict() for c in grounded.citations],
+            citations=citations,
             prompt_tokens=stats.prompt_tokens,
             completion_tokens=stats.completion_tokens,
             cached_tokens=stats.cached_tokens,
@@ -285,7 +301,7 @@ class ChatService:
             status="cancelled" if stats.stop_reason == "cancelled" else "complete",
         )
 
-    def _history(self, conversation_id: int, *, before: int | None = None) -> list[Message]:
+    def history(self, conversation_id: int, *, before: int | None = None) -> list[Message]:
         """The conversation's turns so far (up to the message `before`, a question asked again)."""
         history: list[Message] = []
         for m in self.conversations.messages(conversation_id):

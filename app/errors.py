@@ -29,6 +29,11 @@ class NewerDatabase(FolioError):
     pass
 
 
+class DoesNotFit(FolioError):
+    """The selection does not fit the model's context (the planner's line): a caller may offer to read
+    it another way (in passes, by the pages a search finds, by chosen pages)."""
+
+
 class LibraryGone(FolioError):
     """The data folder was removed while Folio ran: nothing more can be saved, whatever the item."""
 

@@ -291,10 +291,10 @@ def plan(facts: ModelFacts, hardware: Hardware, request: PlanRequest) -> Plan:
     n_ctx = min(_pad(max(needed, MIN_CONTEXT), 1024), max(ceiling, 1))
     memory = estimate_memory(facts, n_ctx=n_ctx, kv_type=kv, draft_tokens=request.draft_tokens)
     if needed > ceiling:
-        what = "your context limit" if request.context_cap and request.context_cap < facts.context_length else "model"
+        capped = request.context_cap and request.context_cap < facts.context_length
+        what = "your context limit" if capped else "the model"
         reason = (
-            f"the selection needs about {needed:,} tokens but the {what} holds {ceiling:,}; "
-            "select fewer pages or documents"
+            f"the selection needs about {needed:,} tokens but {what} holds {ceiling:,}; select fewer pages or documents"
         )
     else:
         reason = (

@@ -101,7 +101,7 @@ LAYERS = [
     "app.cli",
     "app.redaction",
     "app.export",
-    "app.reading | app.checks",
+    "app.reading | app.checks | app.passes",
     "app.chat | app.extraction | app.compare",
     "app.engine | app.processes | app.purge",
     "app.citations",
@@ -109,7 +109,7 @@ LAYERS = [
     "app.models",
     "app.store",
     "app.settings | app.caches",
-    "app.paths | app.errors | app.clock",
+    "app.paths | app.errors | app.clock | app.pages",
 ]
 
 # The contract import-linter checks (pyproject.toml), between these markers.

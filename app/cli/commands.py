@@ -89,6 +89,18 @@ def _parser() -> argparse.ArgumentParser:
     think.add_argument("--no-thinking", dest="thinking", action="store_false", help="answer without thinking")
     ask.add_argument("--max-tokens", type=_positive_int, metavar="N", help="longest answer, in tokens")
     ask.add_argument(
+        "--pages",
+        metavar="LIST",
+        help="read only these pages of the one document asked about, e.g. 1-20,45 (the footer names them)",
+    )
+    ask.add_argument(
+        "--strategy",
+        choices=("passes", "search"),
+        help="when the selection does not fit the model's context: read every page in passes (each document "
+        "alone, a long one in windows of pages) and merge the answers, or read the pages a word search ranks "
+        "highest for the question; the footer names the pages read",
+    )
+    ask.add_argument(
         "--timings",
         action="store_true",
         help="print one 'timings:' line to stderr (tokens read, tokens reused from a snapshot, seconds)",
@@ -482,13 +494,24 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.chat import AnswerDelta, AnswerDone, ChatEvent, ChatService, ChatStarted
     from app.cli.lines import Lines, ProgressLines
     from app.engine.progress import Progress
+    from app.errors import DoesNotFit
     from app.models.registry import STARTER_NOTICE
+    from app.passes.service import LongQuestion
     from app.reading import wait_for_reading
 
     *refs, question = args.documents
     if args.conversation is None and not refs:
         print('folio: error: give a document and a question: folio ask DOC "question"', file=sys.stderr)
         return 2
+    pages: tuple[int, ...] | None = None
+    if args.pages is not None:
+        from app.pages import parse_pages
+
+        try:
+            pages = parse_pages(args.pages)
+        except ValueError as exc:
+            print(f"folio: error: --pages: {exc}", file=sys.stderr)
+            return 2
     doc_ids = [ctx.library.resolve(r).id for r in refs]
     waited = doc_ids
     if args.conversation is not None:  # a follow-up is about the conversation's documents
@@ -499,6 +522,7 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
     lines = Lines()
     wait_for_reading(ctx, waited, lambda state: lines.note(f"... another Folio is reading {which}: {state.words()}"))
     service = ChatService(ctx)
+    long = LongQuestion(service)
     progress = ProgressLines(lines)
     done: list[AnswerDone] = []
 
@@ -514,17 +538,40 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
             done.append(event)
 
     try:
-        message = service.ask(
-            doc_ids,
-            question,
-            conversation_id=args.conversation,
-            thinking=args.thinking,
-            max_tokens=args.max_tokens,
-            on_event=on_event,
-        )
+        if pages is None and args.strategy is None:
+            message = service.ask(
+                doc_ids,
+                question,
+                conversation_id=args.conversation,
+                thinking=args.thinking,
+                max_tokens=args.max_tokens,
+                on_event=on_event,
+            )
+        else:  # a page selection, or a selection read in parts: stored as one turn with its footer
+            message = long.ask(
+                doc_ids,
+                question,
+                pages=pages,
+                strategy=args.strategy,
+                conversation_id=args.conversation,
+                thinking=args.thinking,
+                max_tokens=args.max_tokens,
+                on_event=on_event,
+            )
+    except DoesNotFit as exc:
+        lines.close()
+        raise DoesNotFit(
+            f"{exc}; or ask with --strategy passes (every page, in passes), --strategy search (the pages a "
+            "word search ranks highest) or --pages LIST"
+        ) from exc
     except KeyboardInterrupt:
         service.cancel()
+        long.cancel()
         lines.close()
+        if long.kept is not None:  # the parts answered before the stop are kept: show them
+            print(long.kept.text)
+            print(f"[stopped: conversation {long.kept.conversation_id}, message {long.kept.id} keeps what was read]",
+                  file=sys.stderr)  # fmt: skip
         raise
     finally:
         service.close()

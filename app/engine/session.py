@@ -30,7 +30,7 @@ from app.caches import Readings
 from app.engine.documents import BuildMessages, Documents, read_documents, reading_order
 from app.engine.factory import make_engine
 from app.engine.progress import Progress, progress_of
-from app.errors import FolioError
+from app.errors import DoesNotFit, FolioError
 from app.models.registry import ModelRecord, current_facts
 from app.settings import engine_draft_tokens
 from inference.chat_format import Message, opens_thinking, template_for
@@ -298,7 +298,7 @@ class Session:
             return current  # re-creating a context costs seconds and drops what it holds
         chosen = self.plan(model, count.total, answer_tokens)
         if not chosen.fits:
-            raise FolioError(chosen.reason)
+            raise DoesNotFit(chosen.reason)
         return chosen.engine_config(
             model.path,
             mmproj_path=mmproj,

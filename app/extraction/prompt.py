@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from app.context import AppContext
 from app.extraction.schema import ANSWER, CLAUSE, EVIDENCE, NOT_STATED, PAGE, PASSAGE, PRESENT, STATED
 from app.extraction.templates import TemplateField
-from app.store.search import Passage, Search
+from app.pages import page_ranges
+from app.store.search import Passage, Search, content_words
 from assets import read_text
 from inference.chat_format import Message
 from inference.prompt import PromptDocument, build_messages
@@ -46,13 +47,6 @@ LOOK_TOKENS = 120  # the longest plain answer: the chat's instructions ask for c
 # most evidence pages).
 OPENING_SHARE = 0.15
 
-_STOP = frozenset(
-    """a about after all also an and any are as at be before being between both but by can contract could does
-    during e each eg either etc for from has have how if in into is it its may must no not of on or other
-    party partys party's same such than that the their them then there these they this those to under until
-    upon what when whether which who will with within without would usually written top name names own often
-    some one make long much take use ends stated kind given""".split()  # noqa: SIM905 (a word list)
-)
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'-]+")
 PROMPT_FILES = (
     "answer.md",
@@ -83,31 +77,15 @@ class PageChoice:
         if self.pages is None:
             return ""
         return (
-            f"only {len(self.pages)} of {self.page_count} pages ({_ranges(self.pages)}), chosen by word search "
+            f"only {len(self.pages)} of {self.page_count} pages ({page_ranges(self.pages)}), chosen by word search "
             "for the template's fields; the whole document does not fit the model's context"
         )
-
-
-def _ranges(pages: Sequence[int]) -> str:
-    if not pages:  # the runner measures the prompt with no page at all before it chooses any
-        return "none"
-    out: list[str] = []
-    start = prev = pages[0]
-    for p in [*pages[1:], None]:
-        if p is not None and p == prev + 1:
-            prev = p
-            continue
-        out.append(f"{start}" if start == prev else f"{start}-{prev}")
-        if p is not None:
-            start = prev = p
-    return ", ".join(out)
 
 
 def search_words(field: TemplateField) -> list[str]:
     """The words a passage holding the field is likely to use: the template's search words for it,
     else the content words of its name and description."""
-    words = _WORD_RE.findall(field.search or f"{field.name} {field.description}")
-    return list(dict.fromkeys(w.lower().strip("'-") for w in words if w.lower() not in _STOP and len(w) > 2))
+    return content_words(field.search or f"{field.name} {field.description}")
 
 
 def hint_pages(ctx: AppContext, document_id: int, field: TemplateField, limit: int) -> list[int]:

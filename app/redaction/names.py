@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from app.context import AppContext
 from app.engine.progress import Progress
 from app.engine.session import CancelToken, Session
-from app.errors import Cancelled, FolioError
+from app.errors import Cancelled, DoesNotFit
 from app.redaction.candidates import EXTRACTION, MODEL, ORGANISATION, PARTY, PERSON, Name
 from app.redaction.pagetext import term_pattern
 from app.store.audit import audited_settings
@@ -101,8 +101,8 @@ def suggest_names(
                     raise Cancelled()
                 answers.append(result.text)
             break
-        except FolioError as exc:
-            if "select fewer pages" not in str(exc) or size == WINDOW_PAGES[-1]:  # the planner's "does not fit"
+        except DoesNotFit:
+            if size == WINDOW_PAGES[-1]:
                 raise
     ctx.audit.record(
         "question",

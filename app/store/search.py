@@ -20,6 +20,22 @@ if TYPE_CHECKING:
 _OPEN, _CLOSE = "\ue010", "\ue011"  # private-use marks around matched words inside snippets
 _TOKEN_RE = re.compile(r'"([^"]*)"|(\S+)')
 SNIPPET_TOKENS = 16
+# Words that say nothing about where a passage is: asked of every question and extraction field.
+_STOP = frozenset(
+    """a about after all also an and any are as at be before being between both but by can contract could does
+    during e each eg either etc for from has have how if in into is it its may must no not of on or other
+    party partys party's same such than that the their them then there these they this those to under until
+    upon what when whether which who will with within without would usually written top name names own often
+    some one make long much take use ends stated kind given""".split()  # noqa: SIM905 (a word list)
+)
+_CONTENT_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'-]+")
+
+
+def content_words(text: str) -> list[str]:
+    """The words of a question (or an extraction field) a passage answering it is likely to use:
+    lower case, each once, in order, without the words every contract uses."""
+    words = _CONTENT_WORD_RE.findall(text)
+    return list(dict.fromkeys(w.lower().strip("'-") for w in words if w.lower() not in _STOP and len(w) > 2))
 
 
 @dataclass(frozen=True)
@@ -180,6 +196,14 @@ class Search:
             [query, *document_ids],
         ).fetchall()
         return [(int(r[0]), r[1], r[2]) for r in rows]
+
+    def ranked_pages(self, document_ids: list[int], words: list[str], *, limit: int) -> list[tuple[int, int]]:
+        """(document id, page) of these documents where FTS5 finds any of the words, best BM25 match
+        first, each page once."""
+        query = " OR ".join(q for q in dict.fromkeys(fts_query(w) for w in words) if q)
+        found = self.segment_places(query, document_ids, limit=limit * 20)
+        places = [(doc_id, int(page)) for doc_id, page, _t in found if page is not None]
+        return list(dict.fromkeys(places))[:limit]
 
     def document_pages(self, document_id: int, words: list[str], *, limit: int = 3) -> list[int]:
         """Pages of one document holding any of the words, best BM25 match first."""

@@ -1,0 +1,210 @@
+"""Questions beyond one context, end to end with the REAL starter model on a context deliberately too
+small for the documents (the user's context limit): a document read in passes whose windows cover
+every page, a page selection, the pages a word search ranks, several documents answered one by one,
+and a stop between two passes that keeps what was read. Whatever the demo model writes, the footer
+must say exactly what it read."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_folio
+from tests.fixtures.pdfs import make_text_pdf
+
+pytestmark = pytest.mark.e2e
+
+CONTEXT = 1024  # tokens: the instructions, a few pages and a 48-token answer
+ARBITRATION_PAGE = 9
+
+
+def _settings(home: Path) -> None:
+    # One llama.cpp thread: the test machines are small and shared.
+    (home / "config" / "settings.toml").write_text(
+        "schema_version = 1\nmax_answer_tokens = 48\nread_ahead = false\nthreads = 1\n"
+        f"context_cap = {CONTEXT}\nthinking = false\n"
+    )
+
+
+def _pages(what: str, count: int) -> list[str]:
+    pages = []
+    for p in range(1, count + 1):
+        text = (
+            f"Clause {p}. The {what} shall deliver batch {p} of the goods to the buyer within {p + 9} days of "
+            f"the order, packed and insured, and the buyer shall pay invoice {p} within {p + 29} days of "
+            f"receipt. Late delivery of batch {p} entitles the buyer to a credit of {p} percent of its price. "
+            f"The {what} warrants that batch {p} conforms to specification {p}-A for {p + 11} months, and shall "
+            f"replace any unit of batch {p} found defective within {p + 4} business days of the buyer's notice."
+        )
+        if p == ARBITRATION_PAGE:
+            text += " Any dispute shall be settled by arbitration in Geneva under the rules of the ICC."
+        pages.append(text)
+    return pages
+
+
+def _long_pdf(tmp_path: Path, name: str = "supply.pdf", what: str = "supplier", pages: int = 12) -> Path:
+    return make_text_pdf(tmp_path / name, _pages(what, pages))
+
+
+def _assistant(home: Path) -> sqlite3.Row:
+    db = sqlite3.connect(home / "data" / "folio.sqlite3")
+    db.row_factory = sqlite3.Row
+    rows = db.execute("SELECT * FROM messages ORDER BY seq").fetchall()
+    claims = db.execute("SELECT char_start, char_end, text FROM claims").fetchall()
+    db.close()
+    assert [r["role"] for r in rows] == ["user", "assistant"]  # one question, one stored turn
+    answer = rows[1]
+    for start, end, text in claims:  # every checked sentence sits where the stored text has it
+        assert answer["text"][start:end] == text
+    return answer
+
+
+def _windows(footer: str) -> list[tuple[int, int]]:
+    listed = re.search(r"in (\d+) passes: pages ([\d, -]+)\.$", footer)
+    assert listed, footer
+    windows = [tuple(int(n) for n in w.split("-")) for w in listed.group(2).split(", ")]
+    assert len(windows) == int(listed.group(1))
+    return [(w[0], w[-1]) for w in windows]
+
+
+def test_a_document_too_long_is_read_in_passes_that_cover_every_page(starter_home: Path, tmp_path: Path) -> None:
+    _settings(starter_home)
+    pdf = _long_pdf(tmp_path)
+    code, _out, err = run_folio("add", str(pdf))
+    assert code == 0, err
+
+    code, out, err = run_folio("ask", str(pdf), "When is batch 7 delivered?")
+    refused = [line for line in err.splitlines() if line.startswith("folio: error:")]
+    assert code == 1 and len(refused) == 1 and "but your context limit holds 1,024" in refused[0], err
+    assert "--strategy passes" in refused[0]
+
+    code, out, err = run_folio("ask", "--strategy", "passes", str(pdf), "When is batch 7 delivered?")
+    assert code == 0, err
+    answer = _assistant(starter_home)
+    assert answer["status"] == "complete" and out.startswith(answer["text"])
+    last = answer["text"].splitlines()[-1]
+    assert last.startswith("Read: pages 1-12 in ")
+    windows = _windows(last)
+    assert len(windows) >= 2 and windows[0][0] == 1 and windows[-1][1] == 12
+    for (_, end), (start, _) in itertools.pairwise(windows):
+        assert start == end  # contiguous, one page of overlap: no page skipped
+    assert f"read in {len(windows)} passes" in answer["text"]
+    assert re.search(r"part \d+ of \d+: pages 1-\d+", err)  # progress, pass by pass
+    rows = [line for line in answer["text"].splitlines() if re.match(r"\| \d+-\d+ \|", line)]
+    assert len(rows) == len(windows)  # one row per pass, each with its finding or "found nothing"
+
+
+def test_pages_limit_what_is_read_and_the_footer_says_so(starter_home: Path, tmp_path: Path) -> None:
+    _settings(starter_home)
+    pdf = _long_pdf(tmp_path)
+    assert run_folio("add", str(pdf))[0] == 0
+
+    code, _out, err = run_folio("ask", "--pages", "5-2", str(pdf), "When is batch 3 delivered?")
+    assert code == 2 and err.strip() == "folio: error: --pages: '5-2' runs backwards: write the lower page first (2-5)"
+    code, _out, err = run_folio("ask", "--pages", "2-3,40", str(pdf), "When is batch 3 delivered?")
+    assert code == 1 and "has 12 pages: pages 40 are past its end" in err
+
+    code, _out, err = run_folio("ask", "--pages", "2-3", str(pdf), "When is batch 3 delivered?")
+    assert code == 0, err
+    answer = _assistant(starter_home)
+    footer = answer["text"].splitlines()[-1]
+    assert footer == "Read: pages 2-3 of 12 (chosen with --pages); not read: the other 10 pages."
+    assert 0 < answer["prompt_tokens"] < CONTEXT
+
+
+def test_search_reads_the_pages_holding_the_question_words(starter_home: Path, tmp_path: Path) -> None:
+    from app.context import open_app
+    from app.passes.service import LongQuestion
+
+    _settings(starter_home)
+    ctx = open_app()
+    from app.chat import ChatService
+
+    long = LongQuestion(ChatService(ctx))
+    try:
+        doc = ctx.library.add(_long_pdf(tmp_path)).document
+        message = long.ask([doc.id], "Where is arbitration held?", strategy="search")
+    finally:
+        long.chat.close()
+    footer = message.text.splitlines()[-1]
+    read = re.match(r"Read: pages? ([\d, -]+) of 12 \(those a word search ranks highest", footer)
+    assert read, footer
+    assert f"{ARBITRATION_PAGE}" in read.group(1).replace("-", ", ").split(", ")
+    assert "not read: the other" in footer
+    assert message.status == "complete"
+    ctx.close()
+
+
+def test_documents_that_do_not_fit_together_are_answered_one_by_one(starter_home: Path, tmp_path: Path) -> None:
+    from app.chat import ChatEvent, ChatService
+    from app.context import open_app
+    from app.engine.progress import Progress
+    from app.passes.service import LongQuestion
+
+    _settings(starter_home)
+    ctx = open_app()
+    long = LongQuestion(ChatService(ctx))
+    events: list[ChatEvent] = []
+    try:
+        supply = ctx.library.add(make_text_pdf(tmp_path / "supply.pdf", _pages("supplier", 4))).document
+        service = ctx.library.add(make_text_pdf(tmp_path / "service.pdf", _pages("contractor", 4))).document
+        message = long.ask(
+            [supply.id, service.id], "When is batch 2 delivered?", strategy="passes", on_event=events.append
+        )
+        conversation = long.chat.conversations.get(message.conversation_id)
+    finally:
+        long.chat.close()
+    assert conversation.document_ids == [supply.id, service.id]
+    assert message.status == "complete"
+    lines = message.text.splitlines()
+    assert "| Document | Answer |" in lines
+    assert any(line.startswith(f"| D1 {supply.title} |") for line in lines), message.text
+    assert any(line.startswith(f"| D2 {service.title} |") for line in lines), message.text
+    assert lines[-3:] == [
+        "Read, document by document:",
+        f"- D1 {supply.title}: pages 1-4, whole",
+        f"- D2 {service.title}: pages 1-4, whole",
+    ]
+    assert any(isinstance(e, Progress) and e.text.startswith("part 2 of 2: D2") for e in events)
+    for claim in message.claims:  # each answer was checked, and points at its own document
+        assert message.text[claim["start"] : claim["end"]] == claim["text"]
+    ctx.close()
+
+
+def test_a_stop_between_passes_keeps_the_passes_done(starter_home: Path, tmp_path: Path) -> None:
+    from app.chat import ChatEvent, ChatService
+    from app.context import open_app
+    from app.engine.progress import Progress
+    from app.engine.session import CancelToken
+    from app.passes.service import LongQuestion
+
+    _settings(starter_home)
+    ctx = open_app()
+    long = LongQuestion(ChatService(ctx))
+    stop = CancelToken()
+
+    def on_event(event: ChatEvent) -> None:
+        if (
+            isinstance(event, Progress)
+            and event.text.startswith("part 1 of ")
+            and event.text.endswith(("answered", "found nothing"))
+        ):
+            stop.cancel()  # as Stop pressed while the first pass is stored
+
+    try:
+        doc = ctx.library.add(_long_pdf(tmp_path)).document
+        message = long.ask([doc.id], "When is batch 7 delivered?", strategy="passes", on_event=on_event, cancel=stop)
+    finally:
+        long.chat.close()
+    assert message.status == "cancelled"
+    footer = message.text.splitlines()[-1]
+    done = re.match(r"Read: pages 1-(\d+) in 1 of \d+ passes: pages 1-\d+; not read: pages (\d+)-12 \(stopped", footer)
+    assert done, footer
+    assert int(done.group(2)) == int(done.group(1)) + 1  # the rest of the document, named
+    rows = [line for line in message.text.splitlines() if re.match(r"\| \d+-\d+ \|", line)]
+    assert len(rows) == 1  # the pass done is kept
+    ctx.close()
