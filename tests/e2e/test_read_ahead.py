@@ -14,7 +14,7 @@ from app.chat import ChatService
 from app.context import open_app
 from app.engine.session import Session
 from app.reading import ReadAhead, ReadAheadStatus, reading_states
-from tests.e2e.test_read_cli import _long_contract
+from tests.e2e.test_read_cli import LONG, _long_contract
 
 pytestmark = pytest.mark.e2e
 
@@ -33,7 +33,7 @@ def test_a_question_preempts_read_ahead_which_then_resumes(
     ctx.settings.read_ahead = True
     try:
         short = ctx.library.add(contract_pdf).document
-        long = ctx.library.add(_long_contract(tmp_path / "supply.txt", 110)).document
+        long = ctx.library.add(_long_contract(tmp_path / "supply.txt", LONG)).document
         assert [s.kind for s in reading_states(ctx, [short.sha256, long.sha256]) or []] == ["unread", "unread"]
         session = Session.for_context(ctx)
         reader = ReadAhead(ctx.reopen(), session)

@@ -18,6 +18,11 @@ from tests.conftest import REPO, run_folio
 pytestmark = pytest.mark.e2e
 
 
+# Clauses of the long contract: about 2,100 tokens, read in about 10 s by the starter on two quiet
+# cores, long enough for a second command to find the reading under way and short enough to read whole.
+LONG = 60
+
+
 def _long_contract(path: Path, clauses: int) -> Path:
     lines = ["SUPPLY AGREEMENT", ""]
     for n in range(1, clauses + 1):
@@ -48,7 +53,7 @@ def _start_reading() -> subprocess.Popen[str]:
 
 
 def test_read_ctrl_c_keeps_what_was_read_and_the_next_read_continues(starter_home: Path, tmp_path: Path) -> None:
-    contract = _long_contract(tmp_path / "supply.txt", 110)
+    contract = _long_contract(tmp_path / "supply.txt", LONG)
     code, _out, err = run_folio("add", str(contract))
     assert code == 0, err
     assert "(not read yet)" in _list_line(1)
@@ -89,7 +94,7 @@ def test_read_ctrl_c_keeps_what_was_read_and_the_next_read_continues(starter_hom
 
 
 def test_ask_waits_for_the_read_another_folio_is_doing(starter_home: Path, tmp_path: Path) -> None:
-    code, _out, err = run_folio("add", str(_long_contract(tmp_path / "supply.txt", 110)))
+    code, _out, err = run_folio("add", str(_long_contract(tmp_path / "supply.txt", LONG)))
     assert code == 0, err
     reader = _start_reading()
     assert reader.stderr is not None
@@ -108,7 +113,7 @@ def test_ask_waits_for_the_read_another_folio_is_doing(starter_home: Path, tmp_p
 
 
 def test_ask_about_several_documents_waits_for_the_read_of_one_of_them(starter_home: Path, tmp_path: Path) -> None:
-    for contract in (_long_contract(tmp_path / "supply.txt", 110), _long_contract(tmp_path / "short.txt", 5)):
+    for contract in (_long_contract(tmp_path / "supply.txt", LONG), _long_contract(tmp_path / "short.txt", 5)):
         code, _out, err = run_folio("add", str(contract))
         assert code == 0, err
     reader = _start_reading()  # document 1
