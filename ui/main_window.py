@@ -4,6 +4,7 @@ on the right, status bar below. It wires panels to the workers and renders their
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections import deque
 from itertools import pairwise
 from pathlib import Path
@@ -52,6 +53,7 @@ from ui.setup_menu import SetupMenu
 from ui.shortcuts_dialog import ShortcutsDialog
 from ui.sizing import available, place_on_screen
 from ui.status_bar import StatusWidgets
+from ui.strategy_dialog import ReadingChoice, StrategyDialog
 from ui.viewer_panel import DocumentViewer
 from ui.window_state import FIRST_DOCUMENT_HINT, WindowState
 from ui.wording import shortened
@@ -101,6 +103,8 @@ class MainWindow(QMainWindow):
         self.comparison: CompareView | None = None
         self.redaction: RedactionDialog | None = None
         self._job: Job | None = None  # while the engine works
+        # A question refused as too big for the context, offered other readings once the engine is free.
+        self._offer: tuple[AskJob, str] | None = None
         self._closed = False
         self._reading_now: tuple[int, ReadState] | None = None  # the document read ahead now, how far
         self._batches: deque[bool] = deque()  # per queued ingest batch: did the user start it here?
@@ -340,6 +344,7 @@ class MainWindow(QMainWindow):
         self.engine_worker.chat_event.connect(self._on_chat_event)
         self.engine_worker.extraction_event.connect(self._on_extraction_event)
         self.engine_worker.failed.connect(self._on_chat_failed)
+        self.engine_worker.does_not_fit.connect(self._on_does_not_fit)
         self.engine_worker.finished.connect(self._on_chat_finished)
 
         self.ingest_worker = IngestWorker(self.ctx)
@@ -785,6 +790,36 @@ class MainWindow(QMainWindow):
             self.open_conversation(self.conversation_id)
         if job is Job.EXTRACT and self.extraction is not None and self.extraction.finished_status is None:
             self.extraction.finish("failed", "the run stopped")
+        if self._offer is not None:
+            asked, reason = self._offer
+            self._offer = None
+            self._offer_readings(asked, reason)
+
+    def _on_does_not_fit(self, job: AskJob, reason: str) -> None:
+        self.chat.fail_answer(reason)  # what stays on screen if no other reading is chosen
+        self.statusBar().showMessage(reason, 10000)
+        self._offer = (job, reason)
+
+    def _offer_readings(self, job: AskJob, reason: str) -> StrategyDialog:
+        """The documents do not fit together: read them in passes, by the pages a search finds, or (one
+        document) by the pages the user names; the answer's footer then says what was read."""
+        ids = job.document_ids
+        if job.conversation_id is not None:
+            ids = self.conversations.get(job.conversation_id).document_ids
+        pages = sum(self.ctx.library.get(i).page_count for i in ids)
+        dialog = StrategyDialog(self, reason, pages=pages, one_document=len(ids) == 1)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.chosen.connect(lambda choice: self._ask_read_as(job, ids, choice))
+        dialog.open()
+        return dialog
+
+    def _ask_read_as(self, job: AskJob, document_ids: list[int], choice: ReadingChoice) -> None:
+        if not self._engine_free():
+            return
+        self.chat.transcript.drop_last_exchange()  # the refusal on screen: nothing of it was stored
+        self._start_job(Job.ASK)
+        self.chat.begin_answer(job.question, document_ids)
+        self.ask_job.emit(dataclasses.replace(job, strategy=choice.strategy, pages=choice.pages))
 
     def _on_chat_failed(self, reason: str) -> None:
         if self._job is Job.EXTRACT and self.extraction is not None:

@@ -23,7 +23,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from app.chat import ChatEvent, ChatService
 from app.context import AppContext
 from app.engine.session import CancelToken, Session
-from app.errors import FAULTS, USER_ERRORS, Cancelled, one_line
+from app.errors import FAULTS, USER_ERRORS, Cancelled, DoesNotFit, one_line
 from app.extraction.runner import ExtractionEvent, ExtractionService
 from app.processes.ingest_reader import IngestProcess
 from app.purge import purge_matter
@@ -39,6 +39,10 @@ class AskJob:
     regenerate: bool = (
         False  # ask the conversation's last question again (its old exchange goes once this one is stored)
     )
+    # When the documents do not fit the context together (the user's choice, app/passes): read them in
+    # passes or by the pages a search ranks ('passes' | 'search'), or only these pages of one document.
+    strategy: str | None = None
+    pages: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,9 @@ class EngineWorker(QObject):
     compare_event = Signal(object)  # Redline, then Progress..., then Summary or SummaryUnavailable
     names_event = Signal(object)  # Progress..., then app.redaction.names.Suggestions
     failed = Signal(str)
+    # A question whose documents do not fit the context: the job and the planner's line, so the window
+    # can offer to read them another way (ui/strategy_dialog.py) instead of only refusing.
+    does_not_fit = Signal(object, str)
     finished = Signal()  # after every job, question or extraction run
 
     def __init__(self, ctx: AppContext, session: Session) -> None:
@@ -133,15 +140,34 @@ class EngineWorker(QObject):
     @Slot(object)
     def ask(self, job: AskJob) -> None:
         with self._job() as token:
-            self._svc().ask(
-                job.document_ids,
-                job.question,
-                conversation_id=job.conversation_id,
-                thinking=job.thinking,
-                on_event=self._emit,
-                regenerate=job.regenerate,
-                cancel=token,
-            )
+            if job.strategy is not None or job.pages is not None:
+                from app.passes.service import LongQuestion
+
+                LongQuestion(self._svc()).ask(
+                    job.document_ids,
+                    job.question,
+                    pages=job.pages,
+                    strategy=job.strategy,
+                    conversation_id=job.conversation_id,
+                    thinking=job.thinking,
+                    on_event=self._emit,
+                    cancel=token,
+                )
+                return
+            try:
+                self._svc().ask(
+                    job.document_ids,
+                    job.question,
+                    conversation_id=job.conversation_id,
+                    thinking=job.thinking,
+                    on_event=self._emit,
+                    regenerate=job.regenerate,
+                    cancel=token,
+                )
+            except DoesNotFit as exc:
+                if job.regenerate:
+                    raise
+                self.does_not_fit.emit(job, one_line(exc))
 
     @contextmanager
     def _job(self) -> Iterator[CancelToken]:

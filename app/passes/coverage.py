@@ -42,11 +42,11 @@ class DocumentReading:
             joined = (", " if all("," not in s for s in shown) else "; ").join(shown)
             passes = len(self.windows)
             count = f"{passes} passes" if self.done == passes else f"{self.done} of {passes} passes"
-            chosen = " (chosen with --pages)" if len(self.selection) < self.total else ""
+            chosen = " (chosen by the user)" if len(self.selection) < self.total else ""
             if self.done:
                 said.append(f"{_named(self.unit, read)}{chosen} in {count}: {many} {joined}")
         else:
-            why = "chosen with --pages" if self.how == CHOSEN else "those a word search ranks highest for the question"
+            why = "chosen by the user" if self.how == CHOSEN else "those a word search ranks highest for the question"
             if read:
                 said.append(f"{_named(self.unit, read)} of {self.total} ({why})")
             elif self.how == SEARCHED and self.done:

@@ -112,7 +112,7 @@ def test_pages_limit_what_is_read_and_the_footer_says_so(starter_home: Path, tmp
     assert code == 0, err
     answer = _assistant(starter_home)
     footer = answer["text"].splitlines()[-1]
-    assert footer == "Read: pages 2-3 of 12 (chosen with --pages); not read: the other 10 pages."
+    assert footer == "Read: pages 2-3 of 12 (chosen by the user); not read: the other 10 pages."
     assert 0 < answer["prompt_tokens"] < CONTEXT
 
 

@@ -113,7 +113,7 @@ def test_the_footer_says_exactly_what_was_read() -> None:
     stopped = footer([_reading(done=1)])
     assert stopped == "Read: pages 1-12 in 1 of 3 passes: pages 1-12; not read: pages 13-30 (stopped before them)."
     chosen = _reading(selection=(2, 3, 9), windows=((2, 3, 9),), how=CHOSEN, done=1)
-    assert footer([chosen]) == "Read: pages 2-3, 9 of 30 (chosen with --pages); not read: the other 27 pages."
+    assert footer([chosen]) == "Read: pages 2-3, 9 of 30 (chosen by the user); not read: the other 27 pages."
     found = _reading(selection=tuple(range(1, 31)), windows=((4, 9),), how=SEARCHED, done=1)
     assert "pages 4, 9 of 30 (those a word search ranks highest" in footer([found])
     long_page = _reading(windows=((*range(1, 5),), (*range(6, 31),)), too_long=(5,))

@@ -1,0 +1,75 @@
+"""A question whose document does not fit the model's context, in the real window with the REAL starter
+model and a context limit far below the document: the refusal is shown, the window offers to read it
+another way, and the answer read in passes (or by the pages the user names) says what was read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from tests.e2e.test_passes import _long_pdf, _settings
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def tight_context(starter_home: Path) -> Path:
+    _settings(starter_home)  # a 1,024-token context limit, one llama.cpp thread
+    return starter_home
+
+
+def _ask(qtbot, window, question: str):  # type: ignore[no-untyped-def]
+    from ui.strategy_dialog import StrategyDialog
+
+    window.chat.input.setPlainText(question)
+    QTest.keyClick(window.chat.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in window.findChildren(StrategyDialog)), timeout=120000)
+    return next(d for d in window.findChildren(StrategyDialog) if d.isVisible())
+
+
+def _answered(qtbot, window):  # type: ignore[no-untyped-def]
+    qtbot.waitUntil(lambda: window.chat.send_button.isEnabled() and window._job is None, timeout=300000)
+    messages = window.conversations.messages(window.conversation_id)
+    assert [m.role for m in messages] == ["user", "assistant"]  # one turn: the refusal was not stored
+    return messages[1]
+
+
+def test_a_document_too_big_is_offered_passes_and_the_answer_says_what_was_read(
+    tight_context: Path, window, qtbot, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    window.add_paths([str(_long_pdf(tmp_path, pages=8))], interactive=False)
+    qtbot.waitUntil(lambda: len(window.ctx.library.all()) == 1 and not window._batches, timeout=60000)
+    doc = window.ctx.library.all()[0]
+    window.library.select(doc.id)
+
+    dialog = _ask(qtbot, window, "When is batch 7 delivered?")
+    assert "context limit holds 1,024" in window.chat.transcript_text()  # the refusal, in the chat
+    assert "8 pages" in dialog.passes.text()
+    dialog.passes.click()
+    answer = _answered(qtbot, window)
+    footer = answer.text.splitlines()[-1]
+    assert footer.startswith("Read: pages 1-8 in ") and " passes: pages 1-" in footer, footer
+    shown = window.chat.transcript_text()
+    assert "context limit holds" not in shown and shown.count("When is batch 7 delivered?") == 1
+    assert footer in shown
+
+
+def test_pages_the_user_names_are_checked_then_read(tight_context: Path, window, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window.add_paths([str(_long_pdf(tmp_path, pages=8))], interactive=False)
+    qtbot.waitUntil(lambda: len(window.ctx.library.all()) == 1 and not window._batches, timeout=60000)
+    window.library.select(window.ctx.library.all()[0].id)
+
+    dialog = _ask(qtbot, window, "When is batch 3 delivered?")
+    QTest.keyClicks(dialog.page_list, "3-2")
+    dialog.choose.click()
+    assert dialog.isVisible() and "runs backwards" in dialog.error.text()  # said in the dialog, kept open
+    dialog.page_list.setText("2-3, 40")
+    dialog.choose.click()
+    assert dialog.isVisible() and "page 40 is past its end" in dialog.error.text()
+    dialog.page_list.setText("2-3")
+    QTest.keyClick(dialog.page_list, Qt.Key.Key_Return)
+    answer = _answered(qtbot, window)
+    assert answer.text.splitlines()[-1] == "Read: pages 2-3 of 8 (chosen by the user); not read: the other 6 pages."
