@@ -25,6 +25,8 @@ over 30 documents) is what would need them as rows.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
@@ -41,7 +43,7 @@ from app.pages import page_ranges
 from app.passes.coverage import CHOSEN, PASSES, SEARCHED, WHOLE, DocumentReading, footer
 from app.passes.merge import Answer, Reply, naming_document
 from app.passes.windows import Windows, choose_ranked, plan_windows
-from app.store.conversations import MessageRow
+from app.store.conversations import KeptPart, MessageRow
 from app.store.library import DocumentRow
 from app.store.search import Search, content_words
 from assets import read_text
@@ -156,6 +158,7 @@ class LongQuestion:
         emit(ChatStarted(exchange.conversation_id, exchange.user_id, exchange.answer_id, who.label, who.demo,
                          tuple(document_ids)))  # fmt: skip
         run = _Run(self, rows, readings, requests, question, history, think, answer_tokens, emit, token)
+        run.model_sha = who.sha256 or ""
         try:
             run.answer_parts(exchange.answer_id)
             run.synthesise()
@@ -357,6 +360,7 @@ class _Run:
         self.figures: list[GenerationStats] = []
         self.synthesis: Answer | None = None
         self.stopped = False  # a request ended cancelled, or the job was stopped between two
+        self.model_sha = ""  # the model answering: part of each request's key (see _key)
 
     def answer_parts(self, answer_id: int) -> None:
         total = len(self.requests)
@@ -369,17 +373,47 @@ class _Run:
             if n > 1:
                 each = (time.monotonic() - started) / (n - 1)
                 left = f", about {_duration(each * (total - n + 1))} left"
-            self.emit(Progress(f"part {n} of {total}: {request.label}{left}"))
-            answer, thinking, stats = self._ask(request)
-            if stats.stop_reason == "cancelled":  # a part cut short is not kept: its pages count as not read
-                self.stopped = True
-                return
+            key = self._key(request)
+            kept = self.owner.chat.conversations.kept_part(key)
+            if kept is not None:  # answered before, by a run that a crash or a stop ended: not asked again
+                answer, thinking = Answer(kept.text, kept.claims, kept.citations), kept.thinking
+                said = "kept from an earlier reading"
+            else:
+                self.emit(Progress(f"part {n} of {total}: {request.label}{left}"))
+                answer, thinking, stats = self._ask(request)
+                if stats.stop_reason == "cancelled":  # a part cut short is not kept: its pages count as not read
+                    self.stopped = True
+                    return
+                self.figures.append(stats)
+                said = "answered" if answer.found else "found nothing"
             self.answers.append(answer)
             self.thinking.append(thinking)
-            self.figures.append(stats)
             self._advance(request)
-            self.emit(Progress(f"part {n} of {total}: {'answered' if answer.found else 'found nothing'}"))
-            self.store(answer_id, partial=True)  # what is done survives a stop or a crash
+            self.emit(Progress(f"part {n} of {total}: {request.label}: {said}"))
+            # What is done survives a stop or a crash, in the reply and as the part's own answer.
+            part = KeptPart(n, key, answer.text, thinking, answer.claims, answer.citations)
+            self.store(answer_id, partial=True, part=part)
+
+    def _key(self, request: Request) -> str:
+        """What makes a part's answer the same answer: the model, the question and the conversation
+        before it, the part as the model is told it, each document (by sha256) with its pages, and the
+        instructions; any change asks the model again."""
+        shas = {row.id: row.sha256 for row in self.rows}
+        pages = request.pages
+        documents = [
+            [shas[d], sorted(pages[d]) if pages is not None and d in pages else None] for d in request.document_ids
+        ]
+        what = {
+            "model": self.model_sha,
+            "question": self.question,
+            "history": [[m.role, m.content] for m in self.history],
+            "part": request.part,
+            "documents": documents,
+            "think": self.think,
+            "answer_tokens": self.answer_tokens,
+            "instructions": read_text("prompts", "pass.md"),
+        }
+        return hashlib.sha256(json.dumps(what, sort_keys=True).encode("utf-8")).hexdigest()
 
     def _ask(self, request: Request) -> tuple[Answer, str, GenerationStats]:
         rows = [r for r in self.rows if r.id in request.document_ids]
@@ -514,7 +548,15 @@ class _Run:
             ttft_ms=figures[0].ttft_ms if figures else 0.0,
         )
 
-    def store(self, answer_id: int, *, partial: bool = False, stopped: bool = False, error: str = "") -> MessageRow:
+    def store(
+        self,
+        answer_id: int,
+        *,
+        partial: bool = False,
+        stopped: bool = False,
+        error: str = "",
+        part: KeptPart | None = None,
+    ) -> MessageRow:
         """The reply so far in the answer row: all of it (complete, or cancelled when stopped), or as
         each part finishes (still incomplete), or with the error that ended it."""
         reply = self.reply()
@@ -524,7 +566,7 @@ class _Run:
             fields: dict[str, object] = {"text": reply.text, "thinking": thinking}
             if error:
                 fields |= {"status": "error", "error": error}
-            conversations.update_message(answer_id, claims=reply.claims, citations=reply.citations, **fields)
+            conversations.update_message(answer_id, claims=reply.claims, citations=reply.citations, part=part, **fields)
         else:
             stats = self.stats()
             if stopped:

@@ -55,6 +55,18 @@ class MessageRow:
 
 
 @dataclass(frozen=True)
+class KeptPart:
+    """One part's answer of a question read in parts, kept under the key of its exact request."""
+
+    seq: int
+    request_key: str
+    text: str
+    thinking: str = ""
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    citations: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class ConversationRow:
     id: int
     title: str
@@ -154,12 +166,33 @@ class Conversations:
             self._touch(conversation_id)
         return message_id
 
-    def update_message(self, message_id: int, *, claims: list[dict[str, Any]] | None = None, **fields: Any) -> None:
-        """Update a message; with `claims`, replace its claims and their verdicts in the same transaction."""
+    def update_message(
+        self,
+        message_id: int,
+        *,
+        claims: list[dict[str, Any]] | None = None,
+        part: KeptPart | None = None,
+        **fields: Any,
+    ) -> None:
+        """Update a message; with `claims`, replace its claims and their verdicts, and with `part`, keep
+        the answer of one part of it, in the same transaction."""
         if "citations" in fields and not isinstance(fields["citations"], str):
             fields["citations"] = json.dumps(fields["citations"])
         with self.db.atomic():
             self.db.table("messages").update(message_id, fields)
+            if part is not None:
+                self.db.table("answer_parts").upsert(
+                    {
+                        "message_id": message_id,
+                        "seq": part.seq,
+                        "request_key": part.request_key,
+                        "text": part.text,
+                        "thinking": part.thinking,
+                        "claims": json.dumps(part.claims),
+                        "citations": json.dumps(part.citations),
+                    },
+                    pk=("message_id", "seq"),
+                )
             if claims is not None:
                 self.db.execute("DELETE FROM claims WHERE message_id = ?", [message_id])
                 self.db.table("claims").insert_all(
@@ -167,6 +200,19 @@ class Conversations:
                 )
             conv = self.db.table("messages").get(message_id)["conversation_id"]
             self._touch(conv)
+
+    def kept_part(self, request_key: str) -> KeptPart | None:
+        """The answer kept for exactly this request by the latest reading that asked it, if that reading
+        did not finish (a crash, a stop or an error ended it); else None. Once a reply is finished its
+        parts are not reused: asking the same question again after an answer asks the model again."""
+        row = self.db.execute(
+            "SELECT p.seq, p.request_key, p.text, p.thinking, p.claims, p.citations, m.status FROM answer_parts p "
+            "JOIN messages m ON m.id = p.message_id WHERE p.request_key = ? ORDER BY p.message_id DESC LIMIT 1",
+            [request_key],
+        ).fetchone()
+        if row is None or row[6] == "complete":
+            return None
+        return KeptPart(row[0], row[1], row[2], row[3], json.loads(row[4]), json.loads(row[5]))
 
     def rename(self, conversation_id: int, title: str) -> None:
         self.get(conversation_id)

@@ -464,6 +464,25 @@ MIGRATIONS: list[tuple[str, str]] = [
         UPDATE extraction_runs SET matter_id = (SELECT id FROM matters WHERE name = 'Unfiled');
         """,
     ),
+    (
+        # The answer of each part of a question read in parts (app/passes), kept as it finishes under
+        # the key of its exact request: the same question asked again after a crash or a stop takes the
+        # parts done from here instead of asking the model again.
+        "m038_answer_parts",
+        """
+        CREATE TABLE answer_parts (
+            message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            request_key TEXT NOT NULL,
+            text TEXT NOT NULL,
+            thinking TEXT NOT NULL DEFAULT '',
+            claims TEXT NOT NULL DEFAULT '[]',
+            citations TEXT NOT NULL DEFAULT '[]',
+            PRIMARY KEY (message_id, seq)
+        );
+        CREATE INDEX answer_parts_key ON answer_parts(request_key);
+        """,
+    ),
 ]
 
 KNOWN = [name for name, _ in MIGRATIONS]

@@ -207,4 +207,28 @@ def test_a_stop_between_passes_keeps_the_passes_done(starter_home: Path, tmp_pat
     assert int(done.group(2)) == int(done.group(1)) + 1  # the rest of the document, named
     rows = [line for line in message.text.splitlines() if re.match(r"\| \d+-\d+ \|", line)]
     assert len(rows) == 1  # the pass done is kept
-    ctx.close()
+
+    # The same question again continues: the pass done is taken as it was kept, the rest is read.
+    ctx = open_app()
+    long = LongQuestion(ChatService(ctx))
+    said: list[str] = []
+    try:
+        again = long.ask(
+            [doc.id],
+            "When is batch 7 delivered?",
+            strategy="passes",
+            on_event=lambda e: said.append(e.text) if isinstance(e, Progress) else None,
+        )
+        kept_keys = [r[0] for r in ctx.db.execute("SELECT request_key FROM answer_parts WHERE seq = 1")]
+        reusable = [long.chat.conversations.kept_part(k) for k in kept_keys]
+    finally:
+        long.chat.close()
+        ctx.close()
+    assert again.status == "complete"
+    first = [t for t in said if t.startswith("part 1 of ")]
+    assert len(first) == 1 and first[0].endswith("kept from an earlier reading"), said  # not asked again
+    assert [t for t in said if t.startswith("part 2 of ")][-1].endswith(("answered", "found nothing"))
+    again_rows = [line for line in again.text.splitlines() if re.match(r"\| \d+-\d+ \|", line)]
+    assert again_rows[0] == rows[0] and len(again_rows) > 1
+    assert again.text.splitlines()[-1].startswith("Read: pages 1-12 in ")
+    assert len(kept_keys) == 2 and reusable == [None, None]  # a finished reply's parts are not reused
