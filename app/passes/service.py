@@ -364,15 +364,13 @@ class _Run:
 
     def answer_parts(self, answer_id: int) -> None:
         total = len(self.requests)
-        started = time.monotonic()
+        asked, asking_s = 0, 0.0  # parts the model answered in this run, and the time they took
         for n, request in enumerate(self.requests, start=1):
             if self.token.cancelled:
                 self.stopped = True
                 return
-            left = ""
-            if n > 1:
-                each = (time.monotonic() - started) / (n - 1)
-                left = f", about {_duration(each * (total - n + 1))} left"
+            left = f", about {_duration(asking_s / asked * (total - n + 1))} left" if asked else ""
+            started = time.monotonic()
             key = self._key(request)
             kept = self.owner.chat.conversations.kept_part(key)
             if kept is not None:  # answered before, by a run that a crash or a stop ended: not asked again
@@ -386,13 +384,15 @@ class _Run:
                     return
                 self.figures.append(stats)
                 said = "answered" if answer.found else "found nothing"
+                asked, asking_s = asked + 1, asking_s + time.monotonic() - started
             self.answers.append(answer)
             self.thinking.append(thinking)
             self._advance(request)
-            self.emit(Progress(f"part {n} of {total}: {request.label}: {said}"))
-            # What is done survives a stop or a crash, in the reply and as the part's own answer.
+            # What is done survives a stop or a crash, in the reply and as the part's own answer; said
+            # once it is stored.
             part = KeptPart(n, key, answer.text, thinking, answer.claims, answer.citations)
             self.store(answer_id, partial=True, part=part)
+            self.emit(Progress(f"part {n} of {total}: {request.label}: {said}"))
 
     def _key(self, request: Request) -> str:
         """What makes a part's answer the same answer: the model, the question and the conversation

@@ -7,13 +7,17 @@ must say exactly what it read."""
 from __future__ import annotations
 
 import itertools
+import os
 import re
+import signal
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_folio
+from tests.conftest import REPO, run_folio
 from tests.fixtures.pdfs import make_text_pdf
 
 pytestmark = pytest.mark.e2e
@@ -232,3 +236,51 @@ def test_a_stop_between_passes_keeps_the_passes_done(starter_home: Path, tmp_pat
     assert again_rows[0] == rows[0] and len(again_rows) > 1
     assert again.text.splitlines()[-1].startswith("Read: pages 1-12 in ")
     assert len(kept_keys) == 2 and reusable == [None, None]  # a finished reply's parts are not reused
+
+
+def test_a_question_over_documents_killed_midway_continues_from_the_documents_done(
+    starter_home: Path, tmp_path: Path
+) -> None:
+    """`folio ask` over three documents that do not fit together, SIGKILLed (with its engine) once the
+    first document's answer is stored: the same command again takes that answer as kept and asks only
+    the other two."""
+    _settings(starter_home)
+    names = ("supplier", "contractor", "licensor")
+    pdfs = [make_text_pdf(tmp_path / f"{what}.pdf", _pages(what, 4)) for what in names]
+    for pdf in pdfs:
+        assert run_folio("add", str(pdf))[0] == 0
+    ask = ["ask", "--strategy", "passes", "1", "2", "3", "When is batch 2 delivered?"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", *ask],
+        cwd=REPO,
+        env=os.environ.copy(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    seen: list[str] = []
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            seen.append(line)
+            if "part 1 of 3: D1" in line and line.rstrip().endswith(("answered", "found nothing")):
+                break  # said once the answer is stored
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the CLI and its engine child, as a power cut would
+        proc.wait(timeout=30)
+        if proc.stderr is not None:
+            proc.stderr.close()
+    assert any("part 1 of 3: D1" in line and ("answered" in line or "found nothing" in line) for line in seen), seen
+
+    code, _out, err = run_folio(*ask)
+    assert code == 0, err
+    assert re.search(r"part 1 of 3: D1: kept from an earlier reading$", err, re.MULTILINE), err
+    assert not re.search(r"part 1 of 3: D1(, about .*)?$", err, re.MULTILINE)  # D1 was not asked again
+    assert re.search(r"part 2 of 3: D2$", err, re.MULTILINE), err  # no time guessed from a kept part
+    assert re.search(r"part 2 of 3: D2: (answered|found nothing)$", err, re.MULTILINE), err
+    assert re.search(r"part 3 of 3: D3: (answered|found nothing)$", err, re.MULTILINE), err
+    db = sqlite3.connect(starter_home / "data" / "folio.sqlite3")
+    statuses = [r[0] for r in db.execute("SELECT status FROM messages WHERE role = 'assistant' ORDER BY id")]
+    db.close()
+    assert statuses == ["incomplete", "complete"]  # the killed reply is kept as it was, marked unfinished
