@@ -85,6 +85,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> di
         "library are reused.",
     )
     imp.add_argument("file", metavar="FILE")
+    imp.add_argument(
+        "--as",
+        dest="as_name",
+        metavar="NAME",
+        help="the matter's name in this library (when a matter of the archive's name is already here)",
+    )
     return {"matter": cmd_matter}
 
 
@@ -264,7 +270,9 @@ def _import(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.store.archive import import_matter
     from app.store.audit import audited_settings
 
-    summary = import_matter(ctx.library, ctx.audit, audited_settings(ctx.settings), Path(args.file).expanduser())
+    summary = import_matter(
+        ctx.library, ctx.audit, audited_settings(ctx.settings), Path(args.file).expanduser(), args.as_name
+    )
     print(
         f"imported: matter {summary.matter!r} ({summary.documents} document(s) stored, {summary.documents_reused} "
         f"already in the library, {summary.conversations} conversation(s), {summary.extraction_runs} extraction "

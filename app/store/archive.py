@@ -259,17 +259,23 @@ def read_archive(path: Path) -> CheckedArchive:
     return CheckedArchive(data, contents, hashlib.sha256(raw).hexdigest())
 
 
-def load_matter(db: Database, checked: CheckedArchive, write_blob: Any) -> tuple[Matter, int, int]:
+def load_matter(
+    db: Database, checked: CheckedArchive, write_blob: Any, new_name: str | None = None
+) -> tuple[Matter, int, int]:
     """Write the matter's rows; call inside a transaction, after the files are in the blob folder.
-    `write_blob(bytes, suffix) -> name` stores a file (content-addressed). Returns (matter, documents
-    stored, documents reused)."""
+    `write_blob(bytes, suffix) -> name` stores a file (content-addressed); `new_name` imports the matter
+    under another name (the archive's is taken here). Returns (matter, documents stored, documents reused)."""
     data = checked.data
     matters = Matters(db)
     meta = data["matter"]
-    if matters.find(meta["name"]) is not None:
-        raise FolioError(f"a matter named {meta['name']!r} already exists here; rename it first, then import")
+    called = " ".join((new_name or meta["name"]).split())
+    if not called:
+        raise FolioError("the matter's new name is empty")
+    if matters.find(called) is not None:
+        how = "import it under another name with --as NAME" if new_name is None else "choose another name"
+        raise FolioError(f"a matter named {called!r} already exists here; {how}")
     matter = matters.create(
-        meta["name"], number=meta.get("number", ""), description=meta.get("description", ""),
+        called, number=meta.get("number", ""), description=meta.get("description", ""),
         retain_until=meta.get("retain_until"),
     )  # fmt: skip
     db.execute(
@@ -353,8 +359,11 @@ def export_matter(
     return summary
 
 
-def import_matter(library: Library, audit: AuditLog, settings: dict[str, Any], path: Path) -> ArchiveSummary:
-    """Check the whole archive, then store its files and, in one transaction, its rows and the audit entry."""
+def import_matter(
+    library: Library, audit: AuditLog, settings: dict[str, Any], path: Path, new_name: str | None = None
+) -> ArchiveSummary:
+    """Check the whole archive, then store its files and, in one transaction, its rows and the audit entry.
+    `new_name`: the matter's name here, when it is not the archive's (a matter of that name exists)."""
     checked = read_archive(path)
     db = library.db
     with library.writing_blobs() as write:
@@ -362,13 +371,14 @@ def import_matter(library: Library, audit: AuditLog, settings: dict[str, Any], p
             if name.startswith("blobs/"):
                 write(checked.files[name], Path(name).suffix)
         with db.atomic():
-            matter, stored, reused = load_matter(db, checked, write)
+            matter, stored, reused = load_matter(db, checked, write, new_name)
             audit.record(
                 "import",
                 documents=[d["document"]["sha256"] for d in checked.data["documents"]],
                 model_sha256=None,
                 settings=settings,
-                details={"matter": matter.name, "archive": path.name, "sha256": checked.sha256,
+                details={"matter": matter.name, "named_in_archive": checked.data["matter"]["name"],
+                         "archive": path.name, "sha256": checked.sha256,
                          "documents_stored": stored, "documents_reused": reused,
                          "conversations": len(checked.data["conversations"]),
                          "extraction_runs": len(checked.data["extraction_runs"])},

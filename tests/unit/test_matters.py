@@ -428,11 +428,25 @@ def test_export_and_import_carry_a_matter_whole_between_two_homes(
         assert json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))["run"]["matter"] == "Acme"
     finally:
         ctx.close()
-    # Into a library that holds the files already: reused, not stored twice.
+    # Into a library that holds the files already: reused, not stored twice. A matter of the same name
+    # there is refused in one line that says how; --as imports it under another name.
     monkeypatch.setenv("FOLIO_HOME", str(home_a))
-    assert _folio(capsys, "matter", "rename", "Acme", "Acme (old)")[0] == 0
-    code, out, _ = _folio(capsys, "matter", "import", str(archive))
-    assert code == 0 and "0 document(s) stored, 3 already in the library" in out
+    code, _, err = _folio(capsys, "matter", "import", str(archive))
+    assert code == 1 and err.count("\n") == 1 and "already exists here; import it under another name" in err
+    code, out, _ = _folio(capsys, "matter", "import", str(archive), "--as", "Acme (from the laptop)")
+    assert code == 0 and "matter 'Acme (from the laptop)'" in out
+    assert "0 document(s) stored, 3 already in the library" in out
+    code, _, err = _folio(capsys, "matter", "import", str(archive), "--as", "acme (FROM the laptop)")
+    assert code == 1 and "choose another name" in err  # names are compared without case, as everywhere
+    ctx = open_app()
+    try:
+        imported = Matters(ctx.db).get("Acme (from the laptop)")
+        assert len(ctx.library.all(imported.id)) == 3
+        entry = ctx.db.execute("SELECT details FROM audit_log WHERE action = 'import'").fetchall()[-1][0]
+        assert json.loads(entry)["named_in_archive"] == "Acme"
+        assert ctx.audit.verify().ok
+    finally:
+        ctx.close()
 
 
 def test_a_tampered_archive_is_refused_and_nothing_is_written(
