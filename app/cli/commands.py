@@ -84,6 +84,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("documents", nargs="+", metavar="DOC", help="document id(s) or path(s), then the question")
     ask.add_argument("--conversation", type=int, metavar="ID", help="continue this conversation")
+    ask.add_argument(
+        "--all",
+        action="store_true",
+        help="ask about every document of the matter (the current one, or --matter NAME); documents that do "
+        "not fit together are answered one by one (--strategy passes unless another is given)",
+    )
+    add_matter_flag(ask)
     think = ask.add_mutually_exclusive_group()
     think.add_argument("--thinking", dest="thinking", action="store_true", default=None, help="let the model think")
     think.add_argument("--no-thinking", dest="thinking", action="store_false", help="answer without thinking")
@@ -500,6 +507,16 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.reading import wait_for_reading
 
     *refs, question = args.documents
+    strategy = args.strategy
+    if args.all:
+        if refs or args.conversation is not None or args.pages is not None:
+            print("folio: error: --all asks about the whole matter: give only the question", file=sys.stderr)
+            return 2
+        refs = [str(doc.id) for doc in ctx.library.all(ctx.matter_id)]
+        if not refs:
+            print("folio: error: the matter holds no documents: add some with folio add FILE", file=sys.stderr)
+            return 1
+        strategy = strategy or "passes"  # a matter rarely fits one context: each document in turn
     if args.conversation is None and not refs:
         print('folio: error: give a document and a question: folio ask DOC "question"', file=sys.stderr)
         return 2
@@ -538,7 +555,7 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
             done.append(event)
 
     try:
-        if pages is None and args.strategy is None:
+        if pages is None and strategy is None:
             message = service.ask(
                 doc_ids,
                 question,
@@ -552,7 +569,7 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
                 doc_ids,
                 question,
                 pages=pages,
-                strategy=args.strategy,
+                strategy=strategy,
                 conversation_id=args.conversation,
                 thinking=args.thinking,
                 max_tokens=args.max_tokens,

@@ -284,3 +284,29 @@ def test_a_question_over_documents_killed_midway_continues_from_the_documents_do
     statuses = [r[0] for r in db.execute("SELECT status FROM messages WHERE role = 'assistant' ORDER BY id")]
     db.close()
     assert statuses == ["incomplete", "complete"]  # the killed reply is kept as it was, marked unfinished
+
+
+def test_a_question_over_the_whole_matter_reads_its_documents_only(starter_home: Path, tmp_path: Path) -> None:
+    _settings(starter_home)
+    assert run_folio("add", str(make_text_pdf(tmp_path / "other.pdf", _pages("carrier", 2))))[0] == 0  # Unfiled
+    assert run_folio("matter", "new", "Acme supply", "--use")[0] == 0
+    for what in ("supplier", "contractor"):
+        assert run_folio("add", str(make_text_pdf(tmp_path / f"{what}.pdf", _pages(what, 4))))[0] == 0
+    code, _out, err = run_folio("ask", "--all", "1", "When is batch 2 delivered?")
+    assert code == 2 and "give only the question" in err
+
+    code, out, err = run_folio("ask", "--all", "When is batch 2 delivered?")
+    assert code == 0, err
+    answer = _assistant(starter_home)
+    assert out.startswith(answer["text"])
+    assert "each was asked the question alone" in answer["text"]  # the two do not fit together
+    read = answer["text"].splitlines()[-3:]
+    assert read[0] == "Read, document by document:" and len(read) == 3  # the matter's two, not the third
+    assert all("pages 1-4, whole" in line for line in read[1:])
+    db = sqlite3.connect(starter_home / "data" / "folio.sqlite3")
+    matter = db.execute(
+        "SELECT m.name FROM conversations c JOIN matters m ON m.id = c.matter_id WHERE c.id = ?",
+        [answer["conversation_id"]],
+    ).fetchone()
+    db.close()
+    assert matter == ("Acme supply",)
