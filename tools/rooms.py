@@ -159,7 +159,7 @@ def _rules() -> list[tuple[re.Pattern[str], str, str]]:
     for old, new in moves().items():
         room = new.rsplit(".", 1)[0]
         if old == room:  # app.cli -> app.cli.commands: the old name is now the room's package
-            members = set(ROOMS[room.split(".")[1]][1].values())
+            members = set(ROOMS[room.split(".")[1]][1].values()) | _on_disk(room)
             guard = "|".join(sorted(members | {"__main__"}))
             # `app.cli.parse_args` (an attribute) moves; `app.cli.commands` (already moved) does not.
             rules.append((re.compile(rf"\b{re.escape(old)}\.(?!(?:{guard})\b)(?=\w)"), old + ".", new + "."))
@@ -176,6 +176,17 @@ def _rules() -> list[tuple[re.Pattern[str], str, str]]:
         old_path, new_path = old.replace(".", "/") + ".py", new.replace(".", "/") + ".py"
         rules.append((re.compile(rf"(?<![\w/]){re.escape(old_path)}\b"), old_path, new_path))
     return rules
+
+
+def _on_disk(room: str) -> set[str]:
+    """The modules and packages in a room's folder now: modules added to a room after the move (such
+    as app/extraction/decide.py) are names inside the package, not attributes of the old module."""
+    folder = ROOT.joinpath(*room.split("."))
+    if not folder.is_dir():
+        return set()
+    return {p.stem for p in folder.glob("*.py") if p.stem != "__init__"} | {
+        p.name for p in folder.iterdir() if p.is_dir() and (p / "__init__.py").exists()
+    }
 
 
 def rewrite_text(text: str) -> str:

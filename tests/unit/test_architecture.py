@@ -32,3 +32,17 @@ def test_import_contracts_hold() -> None:
     proc = subprocess.run([str(lint), "--no-cache"], capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Only ui imports PySide6 KEPT" in proc.stdout
+
+
+def test_the_rooms_tool_leaves_modules_added_to_a_room_alone() -> None:
+    """tools/rooms.py moved app/extraction.py to app/extraction/runner.py and rewrites references to the
+    old module; modules added to the room since (decide, plain) are the package's, not runner's."""
+    sys.path.insert(0, str(REPO / "tools"))
+    try:
+        import rooms
+    finally:
+        sys.path.remove(str(REPO / "tools"))
+    assert (REPO / "app" / "extraction" / "decide.py").is_file()
+    kept = "from app.extraction.decide import decided\nimport app.extraction.plain\napp.extraction.runner.run\n"
+    assert rooms.rewrite_text(kept) == kept
+    assert rooms.rewrite_text("app.extraction.ExtractionService") == "app.extraction.runner.ExtractionService"
