@@ -37,11 +37,13 @@ class StrategyDialog(QDialog):
         self.setWindowTitle("The selection does not fit")
         self.setAccessibleName("The selection does not fit the model's context")
         layout = QVBoxLayout(self)
-        said = QLabel(f"{reason[:1].upper()}{reason[1:]}.\n\nHow should Folio read it?")
+        # The planner's line ends by telling a command-line user to select less; here the choices follow.
+        why = reason.split("; select fewer", 1)[0]
+        said = QLabel(f"{why[:1].upper()}{why[1:]}.\n\nHow should Folio read it?")
         said.setWordWrap(True)
         layout.addWidget(said)
-        whole = "the document" if one_document else "each document"
-        self.passes = QPushButton(f"Read everything in passes ({pages:,} pages, {whole} read in turn)")
+        how = "in passes" if one_document else "document by document"
+        self.passes = QPushButton(f"Read all {pages:,} pages, {how}")
         self.passes.setToolTip("Every page is read; the answer says which pages each pass read")
         self.search = QPushButton("Only the pages a word search finds")
         self.search.setToolTip("The pages that best match the question's words, as many as fit")
