@@ -936,7 +936,7 @@ class Exporter:
         """A playbook review as a Markdown or PDF report, or a Word file proposing the standard wording as
         tracked changes (the accepted findings, or every one that falls short when none is reviewed)."""
         from app.playbook.report import TextBlock
-        from app.playbook.review import load_review
+        from app.playbook.review import load_review, model_sha
 
         chosen = format_of(path, REVIEW_FORMATS, fmt)
         review = load_review(self.ctx, review_id)
@@ -953,7 +953,7 @@ class Exporter:
                 "proposed_edits": len(review.proposed()),
                 "matter": review.matter,
                 "documents": [review.sha256],
-                "model_sha256": None if review.model_sha256.startswith("server:") else review.model_sha256,
+                "model_sha256": model_sha(review.model_sha256),
             },
         )
 

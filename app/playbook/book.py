@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from app.errors import FolioError, NotFound
-from app.extraction.templates import MAX_DESCRIPTION, MAX_NAME, Template, TemplateField, TemplateStore
+from app.extraction.templates import MAX_DESCRIPTION, MAX_NAME, Template, TemplateField, TemplateStore, field_dict
 from app.playbook.values import AMOUNT, DURATION, MET, MISSING, PLACE, TEXT, threshold
 from assets import asset_path
 from common.files import atomic_write_text, private_dir
@@ -281,11 +281,8 @@ def _unique(rules: list[Rule], source: str) -> None:
 
 
 def _field_dict(f: TemplateField) -> dict[str, str]:
-    out = {"key": f.key, "name": f.name, "description": f.description, "kind": f.kind, "search": f.search}
-    for name in ("question", "named_by"):
-        if getattr(f, name):
-            out[name] = getattr(f, name)
-    return out
+    """A field written out in a rule: as a template writes it, without `needs` (a rule's field stands alone)."""
+    return field_dict(replace(f, needs=""))
 
 
 class PlaybookStore:

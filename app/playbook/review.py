@@ -259,7 +259,7 @@ class PlaybookReviewer:
             self.ctx.audit.record(
                 "playbook",
                 documents=[doc.sha256],
-                model_sha256=_model_sha(info.model_sha256),
+                model_sha256=model_sha(info.model_sha256),
                 settings=audited_settings(self.ctx.settings),
                 details={
                     "event": "review",
@@ -276,8 +276,9 @@ class PlaybookReviewer:
         return load_review(self.ctx, review_id)
 
 
-def _model_sha(key: str) -> str | None:
-    return None if key.startswith("server:") else key  # a server's model has no file to hash
+def model_sha(key: str) -> str | None:
+    """What the audit log names a model by: its sha256; a server's model has no file to hash."""
+    return None if key.startswith("server:") else key
 
 
 def load_review(ctx: AppContext, review_id: int) -> PlaybookReview:
@@ -336,7 +337,7 @@ def decide_finding(ctx: AppContext, review_id: int, rule_key: str, decision: str
         ctx.audit.record(
             "playbook",
             documents=[review.sha256],
-            model_sha256=_model_sha(review.model_sha256),
+            model_sha256=model_sha(review.model_sha256),
             settings=audited_settings(ctx.settings),
             details={
                 "event": "decision",

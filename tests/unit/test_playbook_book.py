@@ -14,7 +14,7 @@ from app.errors import FolioError
 from app.extraction.templates import TemplateStore
 from app.playbook.book import Playbook, PlaybookStore
 
-RULE = {
+RULE: dict[str, Any] = {
     "key": "renewal",
     "name": "Renewal",
     "position": "Renews for at most a year.",
@@ -26,7 +26,7 @@ RULE = {
     "if_absent": "met",
     "proposed_wording": "It does not renew automatically.",
 }
-BOOK = {"key": "mine", "name": "My positions", "rules": [RULE]}
+BOOK: dict[str, Any] = {"key": "mine", "name": "My positions", "rules": [RULE]}
 
 
 def _store(tmp_path: Path) -> PlaybookStore:
@@ -53,7 +53,7 @@ def test_the_builtin_playbook_compiles_to_a_template_of_its_fields(tmp_path: Pat
 def _with(change: dict[str, Any]) -> dict[str, Any]:
     raw = copy.deepcopy(BOOK)
     raw["rules"][0].update(change)
-    return {k: v for k, v in raw.items()}
+    return raw
 
 
 @pytest.mark.parametrize(
