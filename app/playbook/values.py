@@ -179,7 +179,8 @@ _STATES = {
 }  # fmt: skip
 # Other spellings a contract or a model uses for a place; the first name is how Folio writes it.
 _ALIASES: dict[str, tuple[str, ...]] = {
-    "england": ("england and wales", "english", "laws of england"),
+    # England and Wales are one legal system: a contract under either is under English law.
+    "england": ("england and wales", "english", "laws of england", "wales", "welsh"),
     "district of columbia": ("washington d c", "washington dc"),
     "new york": ("n y", "new york state", "state of new york"),
     "california": ("calif",),
@@ -187,8 +188,10 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "united kingdom": ("uk", "u k"),
     "northern ireland": (),
     "ireland": ("irish",),
-    "wales": ("welsh",),
 }
+
+
+_COUNTRIES = {"united kingdom"}  # named beside one of its parts, it adds nothing
 
 
 def _norm(text: str) -> str:
@@ -246,6 +249,8 @@ def choose_value(
         for canon in (*_STATES, *_ALIASES):
             entries.setdefault(_title(canon), _names(canon, True))
     named = _mentions(value, entries, places)
+    if places and len(named) > 1:  # 'England, United Kingdom': the country of a part named is not another place
+        named = [n for n in named if _norm(n) not in _COUNTRIES] or named
     if not named:
         what = "a place" if places else "any of the playbook's values"
         return Outcome(NEEDS_PERSON, f"Folio cannot read {what} in {_short(value)!r}.")

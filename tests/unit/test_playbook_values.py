@@ -121,6 +121,7 @@ PLACES = {"acceptable": ("New York", "Delaware", "England"), "fallback": ("Calif
         ("DELAWARE", MET, "Delaware"),
         ("England and Wales", MET, "England"),
         ("English law", MET, "England"),
+        ("England, United Kingdom; Wales, United Kingdom", MET, "England"),  # CUAD's wording: one legal system
         ("the laws of California, without regard to conflicts of law", FALLBACK, "California"),
         ("Texas", NOT_MET, "Texas"),
         ("New Jersey", NOT_MET, "New Jersey"),  # not 'New York' by half a name
@@ -132,7 +133,7 @@ def test_places_one_of_in_their_spellings(value: str, verdict: str, read: str) -
     assert (outcome.verdict, outcome.read) == (verdict, read), outcome
 
 
-@pytest.mark.parametrize("value", ["Delaware or Texas", "the law of the land", "Ontario"])
+@pytest.mark.parametrize("value", ["Delaware or Texas", "Delaware, Illinois", "the law of the land", "Ontario"])
 def test_places_a_person_decides(value: str) -> None:
     assert choose_value(value, PLACE, **PLACES).verdict == NEEDS_PERSON
 
