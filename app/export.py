@@ -34,9 +34,12 @@ if TYPE_CHECKING:
     from app.checks.report import CheckReport, Finding
     from app.compare.redline import Redline
     from app.compare.summary import Summary
+    from app.compare.tracked import Paragraph
     from app.context import AppContext
     from app.extraction.review import Review
     from app.extraction.runner import Cell, ExtractionTable
+    from app.playbook.report import TextBlock
+    from app.playbook.review import PlaybookReview
     from app.store.conversations import ConversationRow, MessageRow
 
 TABLE_FORMATS = ("csv", "xlsx", "json")
@@ -509,8 +512,6 @@ def redline_pdf(redline: Redline, written: Summary | None = None) -> bytes:
 
 
 def redline_docx(redline: Redline, written: Summary | None = None) -> bytes:
-    from datetime import UTC, datetime
-
     import docx
 
     from app.compare.markdown import NOTE, summary
@@ -526,10 +527,26 @@ def redline_docx(redline: Redline, written: Summary | None = None) -> bytes:
     if written is not None:
         _redline_summary(document, redline, written)
     document.add_heading("The new version, every change tracked", level=1)
+    _write_tracked(document, tracked_paragraphs(redline), REDLINE_AUTHOR)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def _write_tracked(
+    document: Any, paragraphs: list[Paragraph], author: str, comments: dict[int, str] | None = None, first: int = 1
+) -> None:
+    """Paragraphs of pieces as Word paragraphs: unchanged words as runs, insertions and deletions as
+    revisions by `author`, a note as a comment on the run before it; `comments` (change number -> text):
+    a comment around each such change's revisions. Revision ids count from `first`."""
+    from datetime import UTC, datetime
+
     stamp = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-    revision = 0
-    for pieces in tracked_paragraphs(redline):
+    revision = first - 1
+    initials = "".join(w[0] for w in author.split()).upper()
+    for pieces in paragraphs:
         paragraph = document.add_paragraph()
+        spans: dict[int, list[Any]] = {}
         for n, piece in enumerate(pieces):
             if piece.kind == "break":  # a heading on its own line, as the document prints it
                 paragraph.add_run("").add_break()
@@ -540,13 +557,29 @@ def redline_docx(redline: Redline, written: Summary | None = None) -> bytes:
                 paragraph.add_run(_xml_text(piece.text))
             elif piece.kind == "note":  # a comment, not text: accepting every change still gives the new version
                 anchor = paragraph.runs[-1] if paragraph.runs else paragraph.add_run("")
-                document.add_comment(anchor, text=_xml_text(piece.text), author=REDLINE_AUTHOR, initials="FC")
+                document.add_comment(anchor, text=_xml_text(piece.text), author=author, initials=initials)
             else:
                 revision += 1
-                _tracked(paragraph, piece.kind, _xml_text(piece.text), revision, stamp)
-    out = io.BytesIO()
-    document.save(out)
-    return out.getvalue()
+                wrapper = _tracked(paragraph, piece.kind, _xml_text(piece.text), revision, stamp, author)
+                if comments is not None and piece.change in comments:
+                    spans.setdefault(piece.change, []).append(wrapper)
+        for change, wrappers in spans.items():
+            _comment_around(document, wrappers[0], wrappers[-1], _xml_text(comments[change]), author, initials)  # type: ignore[index]
+
+
+def _comment_around(document: Any, first: Any, last: Any, text: str, author: str, initials: str) -> None:
+    """A Word comment whose range holds the revisions from `first` to `last` (python-docx anchors
+    comments on plain runs only; a change's runs sit inside w:del and w:ins)."""
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    comment = document.comments.add_comment(text=text, author=author, initials=initials)
+    number = str(comment.comment_id)
+    start = OxmlElement("w:commentRangeStart", attrs={qn("w:id"): number})
+    end = OxmlElement("w:commentRangeEnd", attrs={qn("w:id"): number})
+    first.addprevious(start)
+    last.addnext(end)
+    end.addnext(OxmlElement("w:r")._new_comment_reference_run(comment.comment_id))
 
 
 def _redline_summary(document: Any, redline: Redline, written: Summary) -> None:
@@ -575,14 +608,14 @@ def _redline_summary(document: Any, redline: Redline, written: Summary) -> None:
         document.add_paragraph(_xml_text(change_text(redline.changes[k])), style="List Bullet")
 
 
-def _tracked(paragraph: Any, kind: str, text: str, revision: int, stamp: str) -> None:
+def _tracked(paragraph: Any, kind: str, text: str, revision: int, stamp: str, author: str = REDLINE_AUTHOR) -> Any:
     """A run inside w:ins or w:del: a revision Word shows, accepts and rejects (python-docx has no API)."""
     from docx.oxml import OxmlElement
     from docx.oxml.ns import qn
 
     wrapper = OxmlElement("w:ins" if kind == "inserted" else "w:del")
     wrapper.set(qn("w:id"), str(revision))
-    wrapper.set(qn("w:author"), REDLINE_AUTHOR)
+    wrapper.set(qn("w:author"), author)
     wrapper.set(qn("w:date"), stamp)
     run = OxmlElement("w:r")
     body = OxmlElement("w:t" if kind == "inserted" else "w:delText")
@@ -591,10 +624,62 @@ def _tracked(paragraph: Any, kind: str, text: str, revision: int, stamp: str) ->
     run.append(body)
     wrapper.append(run)
     paragraph._p.append(wrapper)
+    return wrapper
 
 
 def _xml_text(text: str) -> str:
     return _NOT_IN_XML.sub("", text)
+
+
+# -- playbook reviews (app/playbook) ------------------------------------------------------------------
+# A review as a report (Markdown, or the same typeset as a PDF) and as a Word file: the report's findings,
+# then the contract's text with the standard wording proposed as real tracked changes by "Folio playbook"
+# (the clause deleted, the wording inserted) and a comment on each change giving the rule and the reason.
+PLAYBOOK_AUTHOR = "Folio playbook"
+REVIEW_FORMATS = ("md", "pdf", "docx")
+# Revision ids start well above the comment ids python-docx gives (from 0), so no two annotations share one.
+_FIRST_REVISION = 1000
+
+
+def review_bytes(fmt: str, review: PlaybookReview, blocks: Sequence[TextBlock]) -> bytes:
+    from app.playbook.report import markdown
+
+    if fmt == "docx":
+        return review_docx(review, blocks)
+    if fmt == "pdf":
+        return html_pdf(markdown_html(markdown(review)))
+    return markdown(review).encode("utf-8")
+
+
+def review_docx(review: PlaybookReview, blocks: Sequence[TextBlock]) -> bytes:
+    import docx
+
+    from app.playbook.report import markdown, tracked_edits
+
+    edits = tracked_edits(review, blocks)
+    document = docx.Document()
+    document.core_properties.author = PLAYBOOK_AUTHOR
+    document.add_heading(_xml_text(f"Playbook review: {review.title}"), level=0)
+    report = markdown(review).split("\n## ", 1)[0]  # the header and the table of findings
+    for line in report.splitlines()[2:]:
+        if line.startswith("- "):
+            document.add_paragraph(_xml_text(line[2:]), style="List Bullet")
+    rules = {r.key: r for r in review.playbook.rules}
+    table = document.add_table(rows=1, cols=4)
+    for cell, title in zip(table.rows[0].cells, ("Rule", "Verdict", "Where", "Reason"), strict=True):
+        cell.text = title
+    for f in review.findings:
+        cells = table.add_row().cells
+        for cell, text in zip(cells, (rules[f.rule_key].name, f.verdict_text, f.where or "-", f.reason), strict=True):
+            cell.text = _xml_text(text)
+    document.add_heading("The contract, with the proposed changes tracked", level=1)
+    unplaced = len(edits.comments) - edits.placed
+    if unplaced:
+        document.add_paragraph(f"{unplaced} proposed clause(s) Folio could not place in the text follow it.")
+    _write_tracked(document, edits.paragraphs, PLAYBOOK_AUTHOR, edits.comments, first=_FIRST_REVISION)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
 
 
 # -- checks (app/checks) -------------------------------------------------------------------------
@@ -844,6 +929,31 @@ class Exporter:
                 "documents": [],
                 "model_sha256": None,
                 "summary_by": written.model_label if written is not None else None,
+            },
+        )
+
+    def review(self, review_id: int, path: Path, *, fmt: str | None = None, overwrite: bool = False) -> ExportResult:
+        """A playbook review as a Markdown or PDF report, or a Word file proposing the standard wording as
+        tracked changes (the accepted findings, or every one that falls short when none is reviewed)."""
+        from app.playbook.report import TextBlock
+        from app.playbook.review import load_review, model_sha
+
+        chosen = format_of(path, REVIEW_FORMATS, fmt)
+        review = load_review(self.ctx, review_id)
+        blocks = [TextBlock(s.page, s.text) for s in self.ctx.library.segments(review.document_id) if s.text.strip()]
+        return self._finish(
+            path,
+            chosen,
+            review_bytes(chosen, review, blocks),
+            overwrite,
+            {
+                "what": "playbook review",
+                "review_id": review_id,
+                "playbook": review.playbook.key,
+                "proposed_edits": len(review.proposed()),
+                "matter": review.matter,
+                "documents": [review.sha256],
+                "model_sha256": model_sha(review.model_sha256),
             },
         )
 

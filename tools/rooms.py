@@ -101,7 +101,7 @@ LAYERS = [
     "app.cli",
     "app.redaction",
     "app.export",
-    "app.reading | app.checks | app.passes",
+    "app.reading | app.checks | app.passes | app.playbook",
     "app.chat | app.extraction | app.compare",
     "app.engine | app.processes | app.purge",
     "app.citations",

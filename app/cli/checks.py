@@ -53,7 +53,7 @@ def cmd_check(ctx: AppContext, args: argparse.Namespace) -> int:
 
     if args.alarm_days < 0:
         raise FolioError("--alarm-days is 0 or more")
-    ids = [_document_id(ctx, ref) for ref in args.documents]
+    ids = [document_id_of(ctx, ref) for ref in args.documents]
     checker = Checker(ctx)
     reports = [checker.check(i, refresh=args.refresh) for i in dict.fromkeys(ids)]
     if args.json:
@@ -65,7 +65,7 @@ def cmd_check(ctx: AppContext, args: argparse.Namespace) -> int:
     return 0
 
 
-def _document_id(ctx: AppContext, ref: str) -> int:
+def document_id_of(ctx: AppContext, ref: str) -> int:
     from app.errors import NotFound
 
     try:

@@ -18,6 +18,7 @@ from app.cli.compare import add_commands as add_compare_commands
 from app.cli.matters import add_commands as add_matter_commands
 from app.cli.matters import add_matter_flag
 from app.cli.passwords import ASK, PASSWORD_ENV
+from app.cli.playbooks import add_commands as add_playbook_commands
 from app.cli.reading import add_commands as add_reading_commands
 from app.cli.redact import add_commands as add_redact_commands
 from app.cli.work import add_commands as add_work_commands
@@ -186,6 +187,7 @@ def _parser() -> argparse.ArgumentParser:
     _HANDLERS.update(add_reading_commands(sub))
     _HANDLERS.update(add_redact_commands(sub))
     _HANDLERS.update(add_matter_commands(sub))
+    _HANDLERS.update(add_playbook_commands(sub))
     return p
 
 

@@ -48,7 +48,9 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> di
     add_matter_flag(search)
 
     export = sub.add_parser(
-        "export", help="export a table or a conversation", description="Write an extraction table or a conversation."
+        "export",
+        help="export a table, a conversation or a playbook review",
+        description="Write an extraction table, a conversation or a playbook review.",
     )
     esub = export.add_subparsers(dest="export_command", metavar="WHAT", required=True)
     etab = esub.add_parser(
@@ -65,6 +67,18 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> di
     econv.add_argument("--out", "-o", metavar="FILE", help="file to write; the extension picks the format")
     econv.add_argument("--format", choices=["md", "pdf"], help="format when --out is not given")
     econv.add_argument("--force", action="store_true", help="replace FILE if it exists")
+
+    erev = esub.add_parser(
+        "review",
+        help="a playbook review as Markdown, PDF or Word with tracked changes",
+        description="Export a playbook review: the report (.md, .pdf), or a .docx proposing the standard wording as "
+        "tracked changes (the accepted findings; every finding that falls short when none is reviewed yet).",
+    )
+    erev.add_argument("review", type=int, metavar="ID", help="review id (see: folio reviews)")
+    erev.add_argument(
+        "--out", "-o", required=True, metavar="FILE", help="file to write; the extension picks the format"
+    )
+    erev.add_argument("--force", action="store_true", help="replace FILE if it exists")
 
     audit = sub.add_parser("audit", help="check or export the audit log", description="The hash-chained audit log.")
     asub = audit.add_subparsers(dest="audit_command", metavar="ACTION", required=True)
@@ -294,7 +308,9 @@ def cmd_export(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.export import Exporter
 
     exporter = Exporter(ctx)
-    if args.export_command == "table":
+    if args.export_command == "review":
+        result = exporter.review(args.review, Path(args.out).expanduser(), overwrite=args.force)
+    elif args.export_command == "table":
         out = Path(args.out) if args.out else Path(exporter.default_name(run_id=args.run, fmt=args.format or "xlsx"))
         result = exporter.table(args.run, out.expanduser(), fmt=args.format if not args.out else None,
                                 overwrite=args.force)  # fmt: skip

@@ -84,7 +84,7 @@ class Template:
             "name": self.name,
             "version": self.version,
             "description": self.description,
-            "fields": [_field_dict(f) for f in self.fields],
+            "fields": [field_dict(f) for f in self.fields],
         }
 
     def to_json(self) -> str:
@@ -215,7 +215,7 @@ class Template:
         return replace(self, fields=tuple(rest))
 
 
-def _field_dict(f: TemplateField) -> dict[str, str]:
+def field_dict(f: TemplateField) -> dict[str, str]:
     out = {"key": f.key, "name": f.name, "description": f.description, "kind": f.kind, "search": f.search}
     # Written only when set, so a template without them keeps its sha256 (what its runs are keyed on).
     if f.question:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 GENESIS = "0" * 64
 ACTIONS = (
     "add", "question", "extraction", "export", "purge", "review", "comparison", "check", "matter", "destroy", "import",
+    "playbook",
 )  # fmt: skip
 _COLUMNS = ("id", "at", "os_user", "action", "documents", "model_sha256", "settings", "details", "prev_hash")
 

@@ -483,6 +483,57 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX answer_parts_key ON answer_parts(request_key);
         """,
     ),
+    (
+        # Playbook reviews (app/playbook): a document checked against a playbook's rules, on the
+        # extraction run that read its fields (the review goes with that run, or with the document);
+        # one finding per rule; and each reviewer's accept or reject of a finding beside it, never over it.
+        "m039_playbook_reviews",
+        """
+        CREATE TABLE playbook_reviews (
+            id INTEGER PRIMARY KEY,
+            playbook_key TEXT NOT NULL,
+            playbook_version INTEGER NOT NULL,
+            playbook_sha256 TEXT NOT NULL,
+            playbook_json TEXT NOT NULL,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            run_id INTEGER NOT NULL REFERENCES extraction_runs(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            model_sha256 TEXT NOT NULL,
+            matter_id INTEGER REFERENCES matters(id),
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX playbook_reviews_document ON playbook_reviews(document_id);
+        CREATE INDEX playbook_reviews_run ON playbook_reviews(run_id);
+        CREATE INDEX playbook_reviews_matter ON playbook_reviews(matter_id);
+        CREATE TABLE playbook_findings (
+            review_id INTEGER NOT NULL REFERENCES playbook_reviews(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            rule_key TEXT NOT NULL,
+            verdict TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            value TEXT NOT NULL DEFAULT '',
+            read_value TEXT NOT NULL DEFAULT '',
+            quote TEXT NOT NULL DEFAULT '',
+            page INTEGER,
+            label TEXT,
+            grounding TEXT NOT NULL DEFAULT '',
+            score REAL,
+            confidence REAL,
+            decided_by TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (review_id, rule_key)
+        );
+        CREATE TABLE playbook_decisions (
+            id INTEGER PRIMARY KEY,
+            review_id INTEGER NOT NULL REFERENCES playbook_reviews(id) ON DELETE CASCADE,
+            rule_key TEXT NOT NULL,
+            decision TEXT NOT NULL,
+            note TEXT NOT NULL DEFAULT '',
+            reviewer TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX playbook_decisions_review ON playbook_decisions(review_id);
+        """,
+    ),
 ]
 
 KNOWN = [name for name, _ in MIGRATIONS]

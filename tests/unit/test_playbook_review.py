@@ -1,0 +1,122 @@
+"""A rule's verdict from the field's cell (decided by code), the report, and the .docx export: the standard
+wording proposed as real tracked changes by "Folio playbook", with one Word comment per change."""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from app.extraction.cells import CUT_OFF, Cell
+from app.playbook.book import PlaybookStore
+from app.playbook.report import TextBlock, markdown, tracked_edits
+from app.playbook.review import ACCEPTED, REJECTED, Finding, PlaybookReview, judge
+
+W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+
+
+@pytest.fixture
+def book(tmp_path: Path):  # type: ignore[no-untyped-def]
+    return PlaybookStore.for_config(tmp_path / "config").get("commercial_contract")
+
+
+def _cell(key: str, found: bool, value: str = "", **extra: object) -> Cell:
+    return Cell(1, key, found, value, page=4 if found else None, verdict="quoted" if found else "", **extra)  # type: ignore[arg-type]
+
+
+def test_rules_are_decided_by_code_on_the_cells(book) -> None:  # type: ignore[no-untyped-def]
+    rule = book.rule
+    law = judge(
+        rule("governing_law"), _cell("governing_law", True, "the State of Delaware", passage="laws of Delaware")
+    )
+    assert (law.verdict, law.read_value, law.where, law.quote) == ("met", "Delaware", "p. 4", "laws of Delaware")
+    assert judge(rule("governing_law"), _cell("governing_law", True, "Texas")).verdict == "not_met"
+    assert judge(rule("governing_law"), _cell("governing_law", False, "not stated")).verdict == "missing"
+    assert judge(rule("renewal_term"), _cell("renewal_term", False, "not stated")).verdict == "met"  # if_absent
+    assert judge(rule("renewal_term"), _cell("renewal_term", True, "twelve (12) months")).verdict == "met"
+    assert judge(rule("renewal_term"), _cell("renewal_term", True, "two (2) years")).verdict == "not_met"
+    assert judge(rule("renewal_term"), _cell("renewal_term", True, "as agreed")).verdict == "needs_person"
+    cap = judge(rule("cap_on_liability"), _cell("cap_on_liability", True, "yes", yes_no=True, confidence=0.9))
+    assert cap.verdict == "met" and cap.confidence == 0.9 and cap.grounding == "quoted"
+    assert judge(rule("cap_on_liability"), _cell("cap_on_liability", False, "no", yes_no=True)).verdict == "missing"
+    assert judge(rule("non_compete"), _cell("non_compete", True, "yes", yes_no=True)).verdict == "not_met"
+    assert judge(rule("non_compete"), _cell("non_compete", False, "no", yes_no=True)).verdict == "met"
+    # What the model gave stands on no page, or its answer did not finish: a person looks.
+    nowhere = _cell("insurance", True, "yes", yes_no=True)
+    assert judge(rule("insurance"), Cell(**{**nowhere.__dict__, "verdict": "unsupported"})).verdict == "needs_person"
+    assert judge(rule("insurance"), _cell("insurance", False, flags=(CUT_OFF,))).verdict == "needs_person"
+    assert judge(rule("insurance"), None).verdict == "needs_person"
+
+
+def _review(book, decisions: dict[str, str] | None = None) -> PlaybookReview:  # type: ignore[no-untyped-def]
+    decisions = decisions or {}
+    found: tuple[Finding, ...] = (
+        Finding("governing_law", "not_met", "Texas is not among New York, Delaware, England.", "Texas", "Texas",
+                "governed by the laws of the State of Texas", 2, None, "quoted", 0.8, 0.8, "logits"),
+        Finding("cap_on_liability", "met", "The contract has a cap on liability clause (p. 1).", "yes", "",
+                "total liability shall not exceed the fees", 1, None, "supported", 0.9, 0.9, "logits"),
+        Finding("insurance", "missing", "No insurance clause was found in the contract.", "no"),
+        Finding("non_compete", "not_met", "The contract has a non-compete clause (p. 1).", "yes", "",
+                "shall not compete with the Customer", 1, None, "quoted"),
+    )  # fmt: skip
+    findings = tuple(Finding(**{**f.__dict__, "decision": decisions.get(f.rule_key, "")}) for f in found)
+    return PlaybookReview(7, book, 1, "Supply Agreement", "ab" * 32, 3, "starter", "cd" * 32, "2025-01-01", "Unfiled",
+                          findings)  # fmt: skip
+
+
+BLOCKS = [
+    TextBlock(1, "5. Liability. The total liability shall not exceed the fees. The Supplier shall not compete with\n"
+                 "the Customer in any territory."),
+    TextBlock(2, "9. Law. This Agreement is governed by the laws of the State of Texas."),
+]  # fmt: skip
+
+
+def test_edits_replace_the_quoted_clause_in_place_and_add_what_is_missing(book) -> None:  # type: ignore[no-untyped-def]
+    edits = tracked_edits(_review(book), BLOCKS)
+    assert edits.placed == 2 and len(edits.comments) == 3
+    first, second, added = edits.paragraphs
+    assert [(p.kind, p.text) for p in first] == [
+        ("same", "5. Liability. The total liability shall not exceed the fees. The Supplier"),
+        ("deleted", "shall not compete with\nthe Customer"),  # an absent rule without wording: the clause goes
+        ("same", "in any territory."),
+    ]
+    assert [p.kind for p in second] == ["same", "deleted", "inserted", "same"]
+    assert second[1].text == "governed by the laws of the State of Texas" and "New York" in second[2].text
+    assert [p.kind for p in added] == ["inserted"] and "insurance" in added[0].text
+    assert "Governing law: not met. Texas is not among" in edits.comments[second[1].change]  # type: ignore[index]
+
+
+def test_once_findings_are_reviewed_only_the_accepted_ones_are_proposed(book) -> None:  # type: ignore[no-untyped-def]
+    assert [f.rule_key for _r, f in _review(book).proposed()] == ["governing_law", "insurance", "non_compete"]
+    reviewed = _review(book, {"governing_law": ACCEPTED, "non_compete": REJECTED})
+    assert [f.rule_key for _r, f in reviewed.proposed()] == ["governing_law"]
+    text = markdown(reviewed)
+    assert "Proposed edits: 1, for the accepted findings" in text and "Reviewer: rejected." in text
+    assert "| 1 | Governing law | not met | p. 2 | quoted | 80% (check) |" in text
+
+
+def test_the_docx_has_tracked_changes_by_folio_playbook_and_one_comment_per_change(book) -> None:  # type: ignore[no-untyped-def]
+    import docx
+
+    from app.export import review_docx
+
+    data = review_docx(_review(book), BLOCKS)
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        body = z.read("word/document.xml").decode()
+        comments = z.read("word/comments.xml").decode()
+    inserted = re.findall(r'<w:ins [^>]*w:author="([^"]+)"', body)
+    deleted = re.findall(r'<w:del [^>]*w:author="([^"]+)"', body)
+    assert inserted == ["Folio playbook"] * 2 and deleted == ["Folio playbook"] * 2
+    starts = re.findall(r'<w:commentRangeStart w:id="(\d+)"', body)
+    ends = re.findall(r'<w:commentRangeEnd w:id="(\d+)"', body)
+    refs = re.findall(r'<w:commentReference w:id="(\d+)"', body)
+    assert len(starts) == 3 and starts == ends == refs
+    assert comments.count("<w:comment ") == 3 and comments.count('w:author="Folio playbook"') == 3
+    revision_ids = re.findall(r'<w:(?:ins|del) w:id="(\d+)"', body)
+    assert not set(revision_ids) & set(starts)  # no two annotations share an id
+    opened = docx.Document(io.BytesIO(data))  # python-docx reads it back, comments and all
+    assert len(list(opened.comments)) == 3
+    assert any("Governing law: not met" in c.text for c in opened.comments)
