@@ -34,10 +34,10 @@ from app.errors import NotFound
 from app.extraction.runner import Evidence
 from app.reading import ReadAheadStatus, reading_states
 from app.store.conversations import Conversations, MessageRow
-from app.store.library import DocumentRow
+from app.store.library import DocumentRow, ListedDocument
 from app.store.matters import Matters
 from app.store.recent import RecentDocuments
-from app.store.search import Search, SearchHit
+from app.store.search import SearchHit
 from ui.background import start_worker_thread
 from ui.chat_panel import ChatPanel
 from ui.compare_view import CompareView
@@ -111,7 +111,7 @@ class MainWindow(QMainWindow):
         self.state = WindowState.load(ctx.paths.config_dir)
         self._fitted_out: set[str] = set()  # side panels hidden because this screen is too small
 
-        self.library = LibraryPanel(Search(ctx.db))
+        self.library = LibraryPanel(ctx)
         self.conversation_list = ConversationsPanel(self.conversations)
         self.viewer = DocumentViewer(ctx)
         self.chat = ChatPanel()
@@ -397,7 +397,9 @@ class MainWindow(QMainWindow):
         return words
 
     def _show_reading_states(self) -> None:
-        self.library.show_reading(self._reading_words(self.ctx.library.all(self.ctx.matter_id)))
+        # Only the rows the list has fetched: a status comes with every chunk read, and a matter may
+        # hold thousands of documents.
+        self.library.show_reading(self._reading_words(self.library.listed_documents()))
 
     # -- matters -------------------------------------------------------------------------------
     def use_matter(self, matter_id: int) -> None:
@@ -446,11 +448,15 @@ class MainWindow(QMainWindow):
 
     # -- library -------------------------------------------------------------------------------
     def refresh_library(self, select: int | None = None) -> None:
-        docs = self.ctx.library.all(self.ctx.matter_id)
-        self.library.set_documents(
-            docs, select=select, attachments=self.ctx.library.attachment_places(), reading=self._reading_words(docs)
-        )
-        self._show_hint(len(docs))
+        """List the current matter's documents, a page at a time as the list scrolls (see
+        ui/library_model.py), keeping the rows fetched and the selection when the matter is the same."""
+        matter_id, library = self.ctx.matter_id, self.ctx.library
+
+        def pages(after: int, limit: int | None, through: int | None) -> list[ListedDocument]:
+            return library.listing(matter_id, after=after, limit=limit, through=through)
+
+        self.library.show_documents(pages, self._reading_words, select=select, key=matter_id)
+        self._show_hint(len(self.library.listed_documents()))
 
     def open_files(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Add documents", str(Path.home()), FILE_FILTER)
@@ -687,7 +693,7 @@ class MainWindow(QMainWindow):
             conversation = self.conversations.get(conversation_id)
         except NotFound:
             return
-        self.library.list.clearSelection()
+        self.library.clear_selection()
         for doc_id in conversation.document_ids:
             self.library.select_more(doc_id)
         self.open_conversation(conversation_id)
@@ -960,4 +966,5 @@ class MainWindow(QMainWindow):
                     thread.quit()
                     thread.wait(10000)
             self.viewer.shutdown()
+            self.library.shutdown()
         super().closeEvent(event)

@@ -125,6 +125,47 @@ def test_an_email_added_to_another_matter_brings_its_attachments(ctx: AppContext
     assert matters.one_for([email.id], prefer=beta.id) == beta.id
 
 
+def test_a_matters_list_comes_a_page_at_a_time_with_attachments_under_their_email(
+    ctx: AppContext, tmp_path: Path
+) -> None:
+    from tests.fixtures.office import email_with_attachments
+
+    matters = Matters(ctx.db)
+    acme, beta = matters.create("Acme"), matters.create("Beta")
+    ctx.chosen_matter = acme.id
+    texts = [ctx.library.add(_text_file(tmp_path / f"t{i}.txt", f"Letter {i}.")).document.id for i in range(5)]
+    parts = [("a.txt", b"Terms: ninety days.\n", "text/plain"), ("b.txt", b"Fees: ten.\n", "text/plain")]
+    email = ctx.library.add(email_with_attachments(tmp_path / "m.eml", parts)).document.id
+    later = ctx.library.add(_text_file(tmp_path / "later.txt", "A later letter.")).document.id
+    ctx.chosen_matter = beta.id
+    own = ctx.library.add(_text_file(tmp_path / "beta.txt", "Beta's letter.")).document.id
+    matters.link(beta.id, texts[0])
+    library = ctx.library
+    attachments = [a.document_id for a in library.attachments(email)]
+
+    def listed(rows: list) -> list[tuple[int, int | None]]:  # type: ignore[type-arg]
+        return [(r.document.id, r.attachment) for r in rows]
+
+    first = library.listing(acme.id, limit=3)
+    assert listed(first) == [(i, None) for i in texts[:3]]
+    second = library.listing(acme.id, after=texts[2], limit=3)
+    assert listed(second) == [
+        (texts[3], None),
+        (texts[4], None),
+        (email, None),
+        (attachments[0], 1),
+        (attachments[1], 2),
+    ]
+    assert listed(library.listing(acme.id, after=email, limit=3)) == [(later, None)]
+    # Up to a document by id: an attachment is reached through its e-mail, with the e-mail's others.
+    assert listed(library.listing(acme.id, after=texts[4], limit=None, through=attachments[1]))[-2:] == [
+        (attachments[0], 1),
+        (attachments[1], 2),
+    ]
+    assert library.listing(acme.id, limit=None, through=own) == []  # not in this matter: nothing
+    assert listed(library.listing(beta.id)) == [(texts[0], None), (own, None)]
+
+
 def test_a_question_across_matters_is_refused_in_one_line(ctx: AppContext, tmp_path: Path) -> None:
     from app.chat import ChatService
 
