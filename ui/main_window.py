@@ -103,6 +103,7 @@ class MainWindow(QMainWindow):
         self._job: Job | None = None  # while the engine works
         self._closed = False
         self._reading_now: tuple[int, ReadState] | None = None  # the document read ahead now, how far
+        self._planned: frozenset[int] = frozenset()  # the documents read-ahead's budget holds
         self._batches: deque[bool] = deque()  # per queued ingest batch: did the user start it here?
         self._batch_added = 0
         self._batch_failures: list[str] = []
@@ -369,9 +370,12 @@ class MainWindow(QMainWindow):
             self._reading_now = (status.document_id, state)
         elif status.state != "reading":
             self._reading_now = None
+        if status.plan is not None:  # only what the budget holds shows "queued", never the whole matter
+            self._planned = frozenset(status.plan.document_ids)
         # Nothing to say once everything is read (each library item says "ready"): the status bar's
         # message needs the room.
-        quiet = status.state == "off" or (status.state == "idle" and not status.reason)
+        left_out = status.plan is not None and status.plan.left_out > 0  # worth saying: the cache is full
+        quiet = status.state == "off" or (status.state == "idle" and not status.reason and not left_out)
         self.status.show_read_ahead(
             "" if quiet else f"reading ahead: {status.words()}",
             active=active,
@@ -389,7 +393,11 @@ class MainWindow(QMainWindow):
         words = {d.id: state.words() for d, state in zip(docs, states, strict=True)}
         reader = self.read_ahead.reader
         if self.ctx.settings.read_ahead and reader.why_off() is None and not reader.paused:
-            queued = {d.id for d, state in zip(docs, states, strict=True) if state.kind in ("unread", "partial")}
+            queued = {
+                d.id
+                for d, state in zip(docs, states, strict=True)
+                if state.kind in ("unread", "partial") and d.id in self._planned
+            }
             for doc_id in queued:
                 words[doc_id] = "queued" if words[doc_id] == "not read yet" else f"queued · {words[doc_id]}"
         if self._reading_now is not None and self._reading_now[0] in words:

@@ -537,3 +537,36 @@ def test_read_ahead_reads_the_current_matter_most_recently_opened_first(starter_
         assert doc is not None and doc.id == older.id  # what the user opened goes first
     finally:
         ctx.close()
+
+
+def test_read_ahead_plans_only_what_the_snapshot_cache_keeps(starter_home: Path, tmp_path: Path) -> None:
+    from app.engine.session import Session
+    from app.reading import PROMPT_TOKENS, ReadAhead, ReadAheadStatus
+
+    ctx = open_app()
+    try:
+        ctx.settings.state_cache_gb = 1
+        clause = "The Supplier shall deliver the goods to the Customer's warehouse within thirty days. " * 500
+        docs = [
+            ctx.library.add(_text_file(tmp_path / f"c{i}.txt", f"Contract {i}. " + clause)).document for i in range(12)
+        ]
+        reader = ReadAhead(ctx, Session.for_context(ctx))
+        planned = reader.plan()
+        plan = reader.last_plan
+        per_token, per_document = reader._state_size()
+        sizes = {d.id: (d.token_estimate + PROMPT_TOKENS) * per_token + per_document for d in docs}
+        # Never more than the cache keeps, and the newest first; the rest is counted, not read.
+        assert 0 < len(planned) < len(docs) and plan.left_out == len(docs) - len(planned)
+        assert sum(sizes[d.id] for d in planned) <= 1024**3 < sum(sizes.values())
+        assert [d.id for d in planned] == sorted((d.id for d in docs), reverse=True)[: len(planned)]
+        assert reader.next_document() == planned[0]
+        # The budget in words: documents and a time once a reading speed is known.
+        assert plan.words().startswith(f"{len(planned)} documents planned, time known after the first read;")
+        reader.tokens_per_s = 100.0
+        reader.plan()
+        words = ReadAheadStatus("idle", plan=reader.last_plan).words()
+        assert f"{len(planned)} documents planned, about " in words
+        assert words.endswith(f"{plan.left_out} more do not fit the 1 GB snapshot cache")
+        assert words.startswith("all it can keep read · ")
+    finally:
+        ctx.close()
