@@ -47,6 +47,7 @@ KIND_THEME_ICONS = {
 }
 SEARCH_DELAY_MS = 250
 PROGRESS_STEPS = 100  # per file, so the bar also moves while one long scan is read
+HITS_PER_TURN = 4  # search hits added to the list per turn of the event loop
 
 
 class LibraryPanel(QWidget):
@@ -109,6 +110,11 @@ class LibraryPanel(QWidget):
         self.found: list[SearchHit] = []
         self.searching = False  # a search is on the worker; its hits replace the list when they come
         self._serial = 0
+        self._unlisted: list[tuple[int, SearchHit]] = []  # hits found, not in the list yet
+        self._hits_timer = QTimer(self)
+        self._hits_timer.setSingleShot(True)
+        self._hits_timer.setInterval(0)
+        self._hits_timer.timeout.connect(self._list_hits)
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(SEARCH_DELAY_MS)
@@ -300,7 +306,7 @@ class LibraryPanel(QWidget):
         text = self.search_box.text()
         self._serial += 1
         self.hits.clear()
-        self.found = []
+        self.found, self._unlisted = [], []
         if not text.strip() or self.searcher is None:
             self.searching = False
             self.hits.setVisible(False)
@@ -326,7 +332,14 @@ class LibraryPanel(QWidget):
             return
         self.found = list(result)  # type: ignore[call-overload]
         self._search_said(f"{len(self.found)} passage{'s' if len(self.found) != 1 else ''} found")
-        for i, hit in enumerate(self.found):
+        self._unlisted = list(enumerate(self.found))
+        self.hits.setVisible(bool(self.found))
+        self._list_hits()
+
+    def _list_hits(self) -> None:
+        """A few passages per turn of the event loop: each is a rich-text label measured for its height,
+        and fifty at once held the UI thread for a tenth of a second."""
+        for i, hit in self._unlisted[:HITS_PER_TURN]:
             label = QLabel(
                 f"<b>{html.escape(hit.title)}</b> · {html.escape(_where(hit))}<br/>"
                 + html.escape(hit.marked("\ue010", "\ue011")).replace("\ue010", "<b>").replace("\ue011", "</b>")
@@ -340,7 +353,9 @@ class LibraryPanel(QWidget):
             item.setSizeHint(label.sizeHint())
             self.hits.addItem(item)
             self.hits.setItemWidget(item, label)
-        self.hits.setVisible(bool(self.found))
+        del self._unlisted[:HITS_PER_TURN]
+        if self._unlisted:
+            self._hits_timer.start()
 
     def shutdown(self) -> None:
         """Stop the search thread (the window calls this once, when it closes)."""
