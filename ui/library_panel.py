@@ -75,6 +75,9 @@ class LibraryPanel(QWidget):
         self.list.setModel(self.model)
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        # One row measured for all (each has three lines): without it every page fetched re-measured
+        # every row before it, a third of a second at 8,000 rows.
+        self.list.setUniformItemSizes(True)
         # Long file names are cut in the middle (the whole name is in the item's tooltip): never a
         # horizontal scroll bar that hides the reading state at the end of each line.
         self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)
