@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.library_corpus import COMMON_WORD, RARE_PHRASE, Corpus, build  # noqa: E402
-from benchmarks.results import write_subsection  # noqa: E402
+from benchmarks.results import best_of, write_subsection  # noqa: E402
 
 HEADING = "## Library at scale: matters, list, search, window (benchmarks/bench_library.py)"
 PYTHON = sys.executable
@@ -153,15 +153,6 @@ def best_wall(args: list[str], env: dict[str, str], rounds: int = 3) -> tuple[fl
     return best, out
 
 
-def best_of(fn: Callable[[], object], rounds: int = 3) -> float:
-    best = float("inf")
-    for _ in range(rounds):
-        started = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 def in_process(args: list[str]) -> float:
     """The command's own time: app.cli.main in this process (imports done), its output discarded."""
     import contextlib
@@ -174,7 +165,7 @@ def in_process(args: list[str]) -> float:
             main(args)
 
     run()  # the first call's imports are not the command's
-    return best_of(run)
+    return best_of(run, 3)
 
 
 def fts_baseline(texts: list[tuple[str, str]], folder: Path) -> Callable[[str], float]:
@@ -196,7 +187,7 @@ def fts_baseline(texts: list[tuple[str, str]], folder: Path) -> Callable[[str], 
             ).fetchall()
 
         run()
-        return best_of(run)
+        return best_of(run, 3)
 
     return query
 
