@@ -166,6 +166,31 @@ def test_a_matters_list_comes_a_page_at_a_time_with_attachments_under_their_emai
     assert listed(library.listing(beta.id)) == [(texts[0], None), (own, None)]
 
 
+def test_a_matters_list_and_search_read_through_indexes(ctx: AppContext, tmp_path: Path) -> None:
+    """The window's list page and its search scoped to a matter never scan a table whole (a scan grows
+    with the library; an index search does not): checked on SQLite's own query plans."""
+    from app.store.search import Search
+
+    matters = Matters(ctx.db)
+    acme = matters.create("Acme")
+    ctx.chosen_matter = acme.id
+    first = ctx.library.add(_text_file(tmp_path / "a.txt", "Letter about the escrow.")).document.id
+    statements: list[str] = []
+    ctx.db.conn.set_trace_callback(statements.append)
+    try:
+        ctx.library.listing(acme.id, limit=100)
+        ctx.library.listing(acme.id, after=0, limit=None, through=first)
+        Search(ctx.db).query("escrow", matter_id=acme.id, conversations=False)
+    finally:
+        ctx.db.conn.set_trace_callback(None)
+    selects = [s for s in statements if s.lstrip().upper().startswith(("SELECT", "WITH"))]
+    assert len(selects) >= 4
+    for statement in selects:
+        plan = [row[3] for row in ctx.db.execute("EXPLAIN QUERY PLAN " + statement).fetchall()]
+        scans = [step for step in plan if step.startswith("SCAN") and "VIRTUAL TABLE" not in step]
+        assert not scans, (statement, plan)
+
+
 def test_a_question_across_matters_is_refused_in_one_line(ctx: AppContext, tmp_path: Path) -> None:
     from app.chat import ChatService
 
