@@ -20,9 +20,11 @@ from app.chat import question_messages
 from app.engine.progress import Progress
 from app.engine.session import CancelToken, Session
 from app.errors import USER_ERRORS, FolioError, one_line
+from app.store.conversations import Conversations
 from app.store.recent import RecentDocuments
 from inference.engine_api import Sampling
 from inference.events import GenerationStats
+from inference.planner import GiB, kv_bytes_per_token, recurrent_state_bytes
 
 if TYPE_CHECKING:
     from app.context import AppContext
@@ -124,6 +126,55 @@ def on_battery() -> bool:
     return battery is not None and not battery.power_plugged
 
 
+# Snapshot bytes per token when the model's facts cannot be read: Qwen3.5-9B's f16 KV cache (DESIGN.md).
+FALLBACK_STATE_BYTES_PER_TOKEN = 32_768
+PROMPT_TOKENS = 600  # the instructions around a document in a read (assets/prompts/answer.md and markup)
+
+
+@dataclass(frozen=True)
+class ReadingPlan:
+    """What read-ahead will read in the current matter: the documents not read yet that the snapshot
+    cache can keep beside the matter's documents already read, most recently opened first, then the
+    newest. The rest is left out: read, it would push out of the cache what was read before."""
+
+    document_ids: tuple[int, ...] = ()
+    tokens: int = 0
+    left_out: int = 0  # unread documents of the matter past what the cache keeps
+    cache_gb: int = 0
+    tokens_per_s: float = 0.0  # the reading speed the estimate uses (0: not known yet)
+
+    @property
+    def seconds(self) -> float | None:
+        return self.tokens / self.tokens_per_s if self.tokens_per_s > 0 else None
+
+    def words(self) -> str:
+        """e.g. '12 documents planned, about 3 h; 188 more do not fit the 20 GB snapshot cache'."""
+        if not self.document_ids and not self.left_out:
+            return ""
+        count = len(self.document_ids)
+        said = f"{count} document{'s' if count != 1 else ''} planned"
+        if count:
+            said += (
+                f", about {_duration(self.seconds)}"
+                if self.seconds is not None
+                else ", time known after the first read"
+            )
+        if self.left_out:
+            said += f"; {self.left_out} more do not fit the {self.cache_gb} GB snapshot cache"
+        return said
+
+
+def _duration(seconds: float | None) -> str:
+    seconds = seconds or 0.0
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
 @dataclass(frozen=True)
 class ReadAheadStatus:
     """What the background reader is doing, for the status bar."""
@@ -133,8 +184,14 @@ class ReadAheadStatus:
     document_id: int | None = None
     progress: Progress | None = None
     reason: str = ""  # why it is off, or the last document's error
+    plan: ReadingPlan | None = None  # the budget, when the reader planned one (not while off)
 
     def words(self) -> str:
+        budget = self.plan.words() if self.plan is not None else ""
+        said = self._state_words()
+        return f"{said} · {budget}" if budget and self.state not in ("off", "paused") else said
+
+    def _state_words(self) -> str:
         if self.state == "reading" and self.progress is not None and self.progress.reading:
             state = ReadState("reading", self.progress.done, self.progress.total, self.progress.eta_s)
             return f"{self.title}: {state.words()}"
@@ -146,7 +203,9 @@ class ReadAheadStatus:
             return f"{self.title}: waiting for the answer"
         if self.state == "off":
             return f"off ({self.reason})"
-        return "all documents read" if not self.reason else f"stopped on {self.reason}"
+        if self.reason:
+            return f"stopped on {self.reason}"
+        return "all it can keep read" if self.plan is not None and self.plan.left_out else "all documents read"
 
 
 class ReadAhead:
@@ -165,6 +224,8 @@ class ReadAhead:
         self._stop = threading.Event()
         self._poke = threading.Event()
         self._failed: set[int] = set()  # documents whose read failed: not retried until poked
+        self.tokens_per_s = 0.0  # the last background read's speed, for the plan's estimate
+        self.last_plan = ReadingPlan()
 
     def why_off(self) -> str | None:
         settings = self.ctx.settings
@@ -179,18 +240,56 @@ class ReadAhead:
         return None
 
     def next_document(self) -> DocumentRow | None:
+        """The first document of the plan (planned afresh: documents come, reads end, matters change)."""
+        documents = self.plan()
+        return documents[0] if documents else None
+
+    def plan(self) -> list[DocumentRow]:
+        """The matter's documents to read, in order, within what the snapshot cache keeps; the budget
+        in numbers is `last_plan`. A document already read holds its room; one that would not fit is
+        left out (a smaller one after it may still fit)."""
         model_sha = _local_model_sha(self.ctx)
         if model_sha is None:
-            return None
+            self.last_plan = ReadingPlan()
+            return []
         readings = Readings(self.ctx.paths)
         opened = RecentDocuments(self.ctx.db).opened()  # what the user came back to is read first
         documents = self.ctx.library.all(self.matter_id)
+        room = float(self.ctx.settings.state_cache_gb * GiB)
+        per_token, per_document = self._state_size()
+        planned: list[DocumentRow] = []
+        tokens = left_out = 0
         for doc in sorted(documents, key=lambda d: (opened.get(d.id, 0), d.id), reverse=True):
             if doc.id in self._failed or doc.status != "ready":
                 continue
-            if readings.state(model_sha, doc.sha256).kind in ("unread", "partial"):
-                return doc
-        return None
+            kind = readings.state(model_sha, doc.sha256).kind
+            size = (doc.token_estimate + PROMPT_TOKENS) * per_token + per_document
+            if size > room:
+                left_out += kind in ("unread", "partial")
+                continue
+            room -= size
+            if kind in ("unread", "partial"):
+                planned.append(doc)
+                tokens += doc.token_estimate + PROMPT_TOKENS
+        speed = self.tokens_per_s or Conversations(self.ctx.db).reading_speed(model_sha)
+        cache_gb = self.ctx.settings.state_cache_gb
+        self.last_plan = ReadingPlan(tuple(d.id for d in planned), tokens, left_out, cache_gb, speed)
+        return planned
+
+    def _state_size(self) -> tuple[float, int]:
+        """Snapshot bytes per token and per document (a recurrent state) of the active model, from its
+        GGUF facts; the KV cache type set, or f16 when Folio chooses (the largest: never too many)."""
+        settings = self.ctx.settings
+        try:
+            facts = self.ctx.models.facts(self.ctx.models.active(settings))
+            kv = settings.kv_cache_type if settings.kv_cache_type != "auto" else "f16"
+            recurrent = recurrent_state_bytes(facts) if facts.is_hybrid or facts.is_recurrent else 0
+            return kv_bytes_per_token(facts, kv), recurrent
+        except USER_ERRORS:
+            pass  # no model set up yet, or its file is gone
+        except (OSError, KeyError, ValueError):
+            pass  # facts that cannot be read: plan as for the largest model
+        return float(FALLBACK_STATE_BYTES_PER_TOKEN), 0
 
     def poke(self, *, retry_failed: bool = False) -> None:
         """Look again now (a document was added, a setting or the model changed, an answer ended)."""
@@ -223,26 +322,31 @@ class ReadAhead:
         """Until stop(): read the next document, or wait for a poke (or idle_s) when there is none."""
         while not self._stop.is_set():
             reason = self.why_off()
-            doc = None if reason or self.paused else self.next_document()
-            if doc is None:
+            doc = None if reason else self.next_document()
+            plan = None if reason else self.last_plan
+            if doc is None or self.paused:
                 state = "off" if reason else "paused" if self.paused else "idle"
-                on_status(ReadAheadStatus(state, reason=reason or ""))
+                on_status(ReadAheadStatus(state, reason=reason or "", plan=plan))
                 self._poke.wait(idle_s)
                 self._poke.clear()
                 continue
             if self.session.wanted:
-                on_status(ReadAheadStatus("waiting", doc.title, doc.id))
+                on_status(ReadAheadStatus("waiting", doc.title, doc.id, plan=plan))
             self._read(doc, on_status)
 
     def _read(self, doc: DocumentRow, on_status: Callable[[ReadAheadStatus], None]) -> None:
+        plan = self.last_plan
+
         def progress(p: Progress) -> None:
-            on_status(ReadAheadStatus("reading", doc.title, doc.id, p))
+            if p.reading and p.tokens_per_s > 0:
+                self.tokens_per_s = p.tokens_per_s
+            on_status(ReadAheadStatus("reading", doc.title, doc.id, p, plan=plan))
 
         try:
             stats = read_document(self.ctx, self.session, doc.id, progress, background=True)
         except USER_ERRORS as exc:
             self._failed.add(doc.id)
-            on_status(ReadAheadStatus("idle", doc.title, doc.id, reason=f"{doc.title}: {one_line(exc)}"))
+            on_status(ReadAheadStatus("idle", doc.title, doc.id, reason=f"{doc.title}: {one_line(exc)}", plan=plan))
             return
         if stats.stop_reason == "cancelled":
-            on_status(ReadAheadStatus("paused" if self.paused else "waiting", doc.title, doc.id))
+            on_status(ReadAheadStatus("paused" if self.paused else "waiting", doc.title, doc.id, plan=plan))

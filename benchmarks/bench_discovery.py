@@ -19,7 +19,6 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from gguf import GGUFReader
@@ -27,7 +26,7 @@ from gguf import GGUFReader
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.results import write_section  # noqa: E402
+from benchmarks.results import best_of, write_section  # noqa: E402
 from inference.gguf_facts import read_facts  # noqa: E402
 from inference.gguf_native import read_header  # noqa: E402
 from tests.fixtures.tiny_qwen35 import TINY, write_qwen35_gguf  # noqa: E402
@@ -35,15 +34,6 @@ from tests.fixtures.tiny_qwen35 import TINY, write_qwen35_gguf  # noqa: E402
 HEADING = "## Model discovery: looking at a GGUF (benchmarks/bench_discovery.py)"
 VOCAB = 248_320
 ROUNDS = 3
-
-
-def best_of(fn: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> int:

@@ -34,7 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.results import write_section  # noqa: E402
+from benchmarks.results import best_of, write_section  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus"
 HEADING = "## Ingest (benchmarks/bench_ingest.py)"
@@ -45,15 +45,6 @@ SAMPLE_PAGES = 2  # CUAD pages per contract that both engines read (Tesseract is
 
 def contracts() -> list[Path]:
     return sorted(p for p in (CORPUS / "contracts_pdf").iterdir() if p.suffix.lower() == ".pdf")
-
-
-def best_of(rounds: int, fn):  # type: ignore[no-untyped-def]
-    best = float("inf")
-    for _ in range(rounds):
-        started = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - started)
-    return best
 
 
 def bench_text_pdfs(files: list[Path]) -> tuple[list[str], dict[int, str]]:
@@ -90,7 +81,7 @@ def bench_text_pdfs(files: list[Path]) -> tuple[list[str], dict[int, str]]:
 
     folio()  # warm up imports and caches for all three
     raw()
-    t_raw, t_pypdf, t_folio = best_of(3, raw), best_of(2, baseline), best_of(3, folio)
+    t_raw, t_pypdf, t_folio = best_of(raw, 3), best_of(baseline, 2), best_of(folio, 3)
     r_raw, r_pypdf, r_folio = pages / t_raw, pages / t_pypdf, pages / t_folio
     lines = [
         f"Text PDFs: {len(files)} CUAD contracts, {pages} pages (best of 2-3 rounds, same run).",
@@ -219,15 +210,15 @@ def bench_scans() -> list[str]:
     page = render_text_page(2480, 3508)  # A4 at 300 dpi, as scanners deliver
     scans = [make_scan(page, degrees=d, quarter_turns=k) for d, k in ((2.0, 0), (-3.5, 0), (1.0, 2), (0.5, 1))]
     rows = []
-    t_clean = best_of(2, lambda: [clean_scan(s, tokens=2048) for s in scans])
+    t_clean = best_of(lambda: [clean_scan(s, tokens=2048) for s in scans], 2)
     rows.append(f"| OpenCV clean-up only (300 dpi image in, PNG out) | {len(scans) / t_clean:.1f} |")
     with tempfile.TemporaryDirectory() as tmp:
         small = [cv2.resize(s, (1240, 1754), interpolation=cv2.INTER_AREA) for s in scans]
         pdf = make_scanned_pdf(Path(tmp) / "scans.pdf", small)
-        t_no_ocr = best_of(2, lambda: load(pdf, ocr=OcrOptions(engine="off")))
+        t_no_ocr = best_of(lambda: load(pdf, ocr=OcrOptions(engine="off")), 2)
         rows.append(f"| scanned PDF pages, OCR off (render + clean-up) | {len(small) / t_no_ocr:.1f} |")
         load(pdf)  # the OCR models load once per process
-        t_ocr = best_of(1, lambda: load(pdf))
+        t_ocr = best_of(lambda: load(pdf), 1)
         rows.append(f"| scanned PDF pages with the default OCR (rapidocr) | {len(small) / t_ocr:.2f} |")
     return [
         "Scanned pages (deskew, 90/180° fix, denoise, contrast, sized to 2,048 vision tokens):",
@@ -613,8 +604,8 @@ def bench_video() -> list[str]:
             cap.release()
 
         result = read_video(clip, limits=Limits())
-        t_keys = best_of(2, lambda: read_video(clip, limits=Limits()))
-        t_all = best_of(2, every_frame)
+        t_keys = best_of(lambda: read_video(clip, limits=Limits()), 2)
+        t_all = best_of(every_frame, 2)
     return [
         f"Video: a 60 s 1280x720 25 fps MPEG-4 clip with cuts (written by cv2.VideoWriter); "
         f"{len(result.segments)} keyframes, pass 1 chose '{result.strategy}'.",

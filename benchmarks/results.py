@@ -4,6 +4,8 @@ replaces only that one."""
 from __future__ import annotations
 
 import argparse
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -93,3 +95,13 @@ def _count(text: str, least: int) -> int:
     if value < least:
         raise argparse.ArgumentTypeError(f"{text!r} is not a thread count ({least} or more)")
     return value
+
+
+def best_of(fn: Callable[[], object], rounds: int) -> float:
+    """The shortest of `rounds` timings of fn, in seconds: the run least disturbed by other work."""
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - started)
+    return best

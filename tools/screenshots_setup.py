@@ -170,9 +170,9 @@ def main() -> int:
         return True
 
     def go_dark() -> bool:
-        if window.library.list.count() == 0:
+        if window.library.model.rowCount() == 0:
             return False
-        window.library.list.item(0).setSelected(True)
+        window.library.select(window.library.model.document_at(0))
         apply_scheme(app, Qt.ColorScheme.Dark)
         return True
 

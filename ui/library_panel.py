@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QIcon, QKeySequence, QShortcut
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, QThread, QTimer, Signal
+from PySide6.QtGui import QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QListView,
     QListWidget,
     QListWidgetItem,
     QProgressBar,
@@ -22,13 +24,15 @@ from PySide6.QtWidgets import (
 )
 
 from app.citations.passages import query_terms
+from app.context import AppContext
 from app.errors import USER_ERRORS, one_line
 from app.store.library import DocumentRow
-from app.store.search import Search, SearchHit
-from ingest.document import FLOWING_KINDS
+from app.store.search import SearchHit, fts_query_of
 from ingest.progress import ReadProgress
+from ui.background import start_worker_thread
+from ui.library_model import ROLE_FAILED, LibraryModel, Pages, ReadingWords, fixed_pages, in_reading_order
 from ui.matter_switcher import MatterSwitcher
-from ui.safe_text import plain_tooltip
+from ui.search_worker import SearchWorker
 from ui.wording import shortened
 
 # Freedesktop icon names by document kind. Emoji were drawn as empty boxes on machines without an
@@ -41,50 +45,9 @@ KIND_THEME_ICONS = {
     "text": "text-x-generic",
     "email": "mail-message",
 }
-FAILED_ICON = "⚠"
-FAILED_COLOR = QColor("#b91c1c")
 SEARCH_DELAY_MS = 250
 PROGRESS_STEPS = 100  # per file, so the bar also moves while one long scan is read
-ROLE_FAILED = Qt.ItemDataRole.UserRole + 1
-
-
-def describe(doc: DocumentRow, attachment: int | None = None, reading: str = "") -> str:
-    """Two lines for the list (three with its reading state with the local model); an e-mail's
-    attachment is indented under it with its number."""
-    is_clip = doc.kind == "video" and doc.duration_s is not None
-    if is_clip:
-        minutes, seconds = divmod(round(doc.duration_s or 0), 60)
-        extent = f"{minutes}:{seconds:02d} min"
-    elif doc.kind in FLOWING_KINDS:
-        extent = f"{doc.page_count} ¶"
-    else:
-        extent = f"{doc.page_count} p."
-    status = "" if doc.status == "ready" else f" · {doc.status}"
-    indent = "        " if attachment is not None else ""
-    first = f"attachment {attachment} · {doc.title}" if attachment is not None else doc.title
-    lines = f"{indent}{first}\n{indent}    {extent} · ~{doc.token_estimate:,} tokens{status}"
-    return lines + (f"\n{indent}    {reading}" if reading else "")
-
-
-def in_reading_order(
-    documents: list[DocumentRow], places: dict[int, tuple[int, int]]
-) -> list[tuple[DocumentRow, int | None]]:
-    """Documents in the order given, each e-mail followed by its attachments (with their numbers);
-    an attachment whose e-mail is not listed stands on its own."""
-    listed = {d.id for d in documents}
-    under: dict[int, list[tuple[int, DocumentRow]]] = {}
-    for doc in documents:
-        place = places.get(doc.id)
-        if place is not None and place[0] in listed and place[0] != doc.id:
-            under.setdefault(place[0], []).append((place[1], doc))
-    out: list[tuple[DocumentRow, int | None]] = []
-    nested = {doc.id for children in under.values() for _, doc in children}
-    for doc in documents:
-        if doc.id in nested:
-            continue
-        out.append((doc, None))
-        out += [(child, position) for position, child in sorted(under.get(doc.id, []), key=lambda pc: pc[0])]
-    return out
+HITS_PER_TURN = 4  # search hits added to the list per turn of the event loop
 
 
 class LibraryPanel(QWidget):
@@ -94,26 +57,33 @@ class LibraryPanel(QWidget):
     cancel_requested = Signal()
     hit_activated = Signal(object)  # SearchHit
 
-    def __init__(self, search: Search | None = None) -> None:
+    search_job = Signal(int, str, object)  # serial, text, matter id: to the search worker
+
+    def __init__(self, ctx: AppContext | None = None) -> None:
         super().__init__()
-        self.search = search
         self.matter_id: int | None = None  # the matter searched (None: every document)
         self.matters = MatterSwitcher()
-        self._listed: dict[int, tuple[DocumentRow, int | None]] = {}  # listed documents, by id
-        self.list = QListWidget()
+        self.model = LibraryModel(self._kind_icon)
+        self._key: object = None  # what the list shows (a matter): a refresh of it keeps its rows
+        self.list = QListView()
         self.list.setObjectName("library")
         self.list.setAccessibleName("Library")
         self.list.setAccessibleDescription(
             "The documents in the library. Shift or Ctrl with the arrow keys and Space selects several; "
             "the questions are about the selected documents"
         )
-        self.list.setSelectionMode(QListWidget.SelectionMode.ExtendedSelection)
+        self.list.setModel(self.model)
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        # One row measured for all (each has three lines): without it every page fetched re-measured
+        # every row before it, a third of a second at 8,000 rows.
+        self.list.setUniformItemSizes(True)
         # Long file names are cut in the middle (the whole name is in the item's tooltip): never a
         # horizontal scroll bar that hides the reading state at the end of each line.
         self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.list.itemSelectionChanged.connect(self._emit_selection)
-        self.list.currentItemChanged.connect(self._emit_current)
+        self.list.selectionModel().selectionChanged.connect(self._emit_selection)
+        self.list.selectionModel().currentChanged.connect(self._emit_current)
         self.add_button = QPushButton("Add files…")
         self.add_button.setObjectName("addFiles")
         self.add_button.setToolTip("Add PDFs, scans, images or video clips (Ctrl+O), or drop them on the window")
@@ -141,12 +111,26 @@ class LibraryPanel(QWidget):
         self.hits.itemActivated.connect(self._hit_activated)
         self.hits.itemClicked.connect(self._hit_activated)
         self.found: list[SearchHit] = []
+        self.searching = False  # a search is on the worker; its hits replace the list when they come
+        self._serial = 0
+        self._unlisted: list[tuple[int, SearchHit]] = []  # hits found, not in the list yet
+        self._hits_timer = QTimer(self)
+        self._hits_timer.setSingleShot(True)
+        self._hits_timer.setInterval(0)
+        self._hits_timer.timeout.connect(self._list_hits)
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(SEARCH_DELAY_MS)
         self._search_timer.timeout.connect(self.run_search)
         self.search_box.textChanged.connect(self._search_timer.start)
         self.search_box.returnPressed.connect(self.run_search)
+        self.searcher: SearchWorker | None = None
+        self.search_thread: QThread | None = None
+        if ctx is not None:
+            self.searcher = SearchWorker(ctx)
+            self.search_thread = start_worker_thread(self.searcher, "folio-search")
+            self.search_job.connect(self.searcher.query)
+            self.searcher.found.connect(self._on_found)
 
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
@@ -195,6 +179,35 @@ class LibraryPanel(QWidget):
         return [self.matters.combo, self.add_button, self.search_box, self.list, self.cancel_button, self.hits]
 
     # -- documents -------------------------------------------------------------------------------
+    def show_documents(
+        self, pages: Pages, words: ReadingWords, select: int | None = None, *, key: object = None
+    ) -> None:
+        """List documents from `pages`, fetched as the list scrolls; `words` gives the reading state
+        of the documents fetched. The selection stays (or becomes `select`); a refresh of the same list
+        (the same `key`: a matter) keeps the rows fetched so far, so it does not jump back to the top."""
+        selected = set(self.selected_ids()) if select is None else {select}
+        current = self.current_id() if select is None else select
+        same = key is not None and key == self._key
+        through = max((d.id for d in self.model.documents()), default=0) if same else 0
+        self._key = key
+        selection = self.list.selectionModel()
+        selection.blockSignals(True)
+        self.model.show(pages, words, through=through or None)
+        if select is not None:
+            self.model.fetch_through(select)
+        chosen = QItemSelection()
+        for row in range(self.model.rowCount()):
+            doc_id = self.model.document_at(row)
+            if doc_id in selected:
+                chosen.select(self.model.index(row), self.model.index(row))
+            if doc_id is not None and doc_id == current:
+                selection.setCurrentIndex(self.model.index(row), QItemSelectionModel.SelectionFlag.NoUpdate)
+        selection.select(chosen, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        selection.blockSignals(False)
+        self.empty_hint.setVisible(self.model.rowCount() == 0)
+        self._emit_selection()
+        self._emit_current()
+
     def set_documents(
         self,
         documents: list[DocumentRow],
@@ -202,32 +215,15 @@ class LibraryPanel(QWidget):
         attachments: dict[int, tuple[int, int]] | None = None,
         reading: dict[int, str] | None = None,
     ) -> None:
-        """`attachments`: document id -> (e-mail id, attachment number), to list them under their e-mail;
-        `reading`: document id -> its reading state in words (with the local model)."""
-        selected = set(self.selected_ids()) if select is None else {select}
-        current = self.current_id() if select is None else select
-        failed = self.failed_items()
-        self.list.blockSignals(True)
-        self.list.clear()
-        self._listed = {}
-        for doc, attachment in in_reading_order(documents, attachments or {}):
-            self._listed[doc.id] = (doc, attachment)
-            item = QListWidgetItem(
-                self._kind_icon(doc.kind), describe(doc, attachment, (reading or {}).get(doc.id, ""))
-            )
-            item.setData(Qt.ItemDataRole.UserRole, doc.id)
-            item.setToolTip(plain_tooltip(f"{doc.source_path}\nsha256 {doc.sha256}"))
-            self.list.addItem(item)
-            if doc.id == current:
-                self.list.setCurrentItem(item, QItemSelectionModel.SelectionFlag.NoUpdate)
-            if doc.id in selected:
-                item.setSelected(True)
-        for name, reason in failed:
-            self._add_failed_item(name, reason)
-        self.list.blockSignals(False)
-        self.empty_hint.setVisible(not documents and not failed)
-        self._emit_selection()
-        self._emit_current()
+        """List exactly these documents (read already): `attachments`: document id -> (e-mail id,
+        attachment number), to list them under their e-mail; `reading`: document id -> its reading
+        state in words."""
+        words = dict(reading or {})
+        self.show_documents(fixed_pages(in_reading_order(documents, attachments or {})), lambda _d: words, select)
+
+    def listed_documents(self) -> list[DocumentRow]:
+        """The documents the list has fetched so far (a page or a few of a big matter)."""
+        return self.model.documents()
 
     def _kind_icon(self, kind: str) -> QIcon:
         fallback = QStyle.StandardPixmap.SP_MediaPlay if kind == "video" else QStyle.StandardPixmap.SP_FileIcon
@@ -235,69 +231,49 @@ class LibraryPanel(QWidget):
 
     def show_reading(self, reading: dict[int, str]) -> None:
         """Rewrite the reading state of the listed documents in place (selection and scroll stay)."""
-        for i in range(self.list.count()):
-            item = self.list.item(i)
-            listed = self._listed.get(item.data(Qt.ItemDataRole.UserRole))
-            if listed is not None and listed[0].id in reading:
-                item.setText(describe(*listed, reading[listed[0].id]))
+        self.model.set_reading(reading)
 
     def add_failure(self, name: str, reason: str) -> None:
         """A file that could not be added stays on the list, marked, with the reason on the item."""
-        for i in range(self.list.count()):
-            item = self.list.item(i)
-            if item.data(ROLE_FAILED) and item.data(ROLE_FAILED)[0] == name:
-                self.list.takeItem(i)
-                break
-        self._add_failed_item(name, reason)
+        self.model.add_failed(name, reason)
         self.empty_hint.setVisible(False)
 
-    def _add_failed_item(self, name: str, reason: str) -> None:
-        item = QListWidgetItem(f"{FAILED_ICON} {name}\n    not added: {reason}")
-        item.setData(ROLE_FAILED, (name, reason))
-        item.setForeground(QBrush(FAILED_COLOR))
-        item.setToolTip(plain_tooltip(f"{reason}\n(select and press Delete to dismiss)"))
-        item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
-        self.list.addItem(item)
-
     def failed_items(self) -> list[tuple[str, str]]:
-        out = []
-        for i in range(self.list.count()):
-            data = self.list.item(i).data(ROLE_FAILED)
-            if data:
-                out.append((str(data[0]), str(data[1])))
-        return out
+        return self.model.failed()
 
     def dismiss_failed(self) -> None:
-        for item in self.list.selectedItems():
-            if item.data(ROLE_FAILED):
-                self.list.takeItem(self.list.row(item))
+        rows = self.list.selectionModel().selectedRows()
+        names = {str(data[0]) for index in rows if (data := index.data(ROLE_FAILED))}
+        self.model.remove_failed(names)
 
     def selected_ids(self) -> list[int]:
         return [
-            int(item.data(Qt.ItemDataRole.UserRole))
-            for item in self.list.selectedItems()
-            if item.data(Qt.ItemDataRole.UserRole) is not None
+            int(index.data(Qt.ItemDataRole.UserRole))
+            for index in self.list.selectionModel().selectedIndexes()
+            if index.data(Qt.ItemDataRole.UserRole) is not None
         ]
 
     def current_id(self) -> int | None:
-        item = self.list.currentItem()
-        value = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+        value = self.list.currentIndex().data(Qt.ItemDataRole.UserRole)
         return int(value) if value is not None else None
 
     def select(self, document_id: int) -> None:
-        for i in range(self.list.count()):
-            item = self.list.item(i)
-            if item.data(Qt.ItemDataRole.UserRole) == document_id:
-                self.list.setCurrentItem(item)
-                self.list.clearSelection()
-                item.setSelected(True)
-                return
+        """Make this document the selection and the current one (its page fetched first if need be)."""
+        row = self.model.fetch_through(document_id)
+        if row is not None:
+            index = self.model.index(row)
+            # Through the view, as a click would: Shift+arrow then extends the selection from here.
+            self.list.setCurrentIndex(index)
+            self.list.selectionModel().select(index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+            self.list.scrollTo(index)
 
     def select_more(self, document_id: int) -> None:
-        for i in range(self.list.count()):
-            item = self.list.item(i)
-            if item.data(Qt.ItemDataRole.UserRole) == document_id:
-                item.setSelected(True)
+        row = self.model.fetch_through(document_id)
+        if row is not None:
+            self.list.selectionModel().select(self.model.index(row), QItemSelectionModel.SelectionFlag.Select)
+
+    def clear_selection(self) -> None:
+        self.list.clearSelection()
 
     def _emit_selection(self) -> None:
         self.selection_changed.emit(self.selected_ids())
@@ -327,21 +303,46 @@ class LibraryPanel(QWidget):
         self.search_box.selectAll()
 
     def run_search(self) -> None:
+        """Search the matter's text for what the box holds, on the search worker; its hits come back
+        to _on_found (a newer search drops this one)."""
         self._search_timer.stop()
         text = self.search_box.text()
+        self._serial += 1
         self.hits.clear()
-        self.found = []
-        if not text.strip() or self.search is None:
+        self.found, self._unlisted = [], []
+        if not text.strip() or self.searcher is None:
+            self.searching = False
             self.hits.setVisible(False)
             self.search_status.setVisible(False)
             return
         try:
-            self.found = self.search.query(text, conversations=False, limit=50, matter_id=self.matter_id)
+            fts_query_of(text)  # said at once, without a trip to the worker
         except USER_ERRORS as exc:
+            self.searching = False
             self._search_said(one_line(exc))
             return
+        self.searching = True
+        self._search_said("searching…")
+        self.searcher.want(self._serial)
+        self.search_job.emit(self._serial, text, self.matter_id)
+
+    def _on_found(self, serial: int, result: object) -> None:
+        if serial != self._serial:
+            return  # an older search, finished before the worker saw the newer one
+        self.searching = False
+        if isinstance(result, str):
+            self._search_said(result)
+            return
+        self.found = list(result)  # type: ignore[call-overload]
         self._search_said(f"{len(self.found)} passage{'s' if len(self.found) != 1 else ''} found")
-        for i, hit in enumerate(self.found):
+        self._unlisted = list(enumerate(self.found))
+        self.hits.setVisible(bool(self.found))
+        self._list_hits()
+
+    def _list_hits(self) -> None:
+        """A few passages per turn of the event loop: each is a rich-text label measured for its height,
+        and fifty at once held the UI thread for a tenth of a second."""
+        for i, hit in self._unlisted[:HITS_PER_TURN]:
             label = QLabel(
                 f"<b>{html.escape(hit.title)}</b> · {html.escape(_where(hit))}<br/>"
                 + html.escape(hit.marked("\ue010", "\ue011")).replace("\ue010", "<b>").replace("\ue011", "</b>")
@@ -355,7 +356,18 @@ class LibraryPanel(QWidget):
             item.setSizeHint(label.sizeHint())
             self.hits.addItem(item)
             self.hits.setItemWidget(item, label)
-        self.hits.setVisible(bool(self.found))
+        del self._unlisted[:HITS_PER_TURN]
+        if self._unlisted:
+            self._hits_timer.start()
+
+    def shutdown(self) -> None:
+        """Stop the search thread (the window calls this once, when it closes)."""
+        if self.search_thread is not None and self.search_thread.isRunning():
+            self._serial += 1
+            if self.searcher is not None:
+                self.searcher.want(self._serial)  # a search running now stops
+            self.search_thread.quit()
+            self.search_thread.wait(10000)
 
     def _search_said(self, text: str) -> None:
         self.search_status.setText(text)

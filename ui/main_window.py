@@ -35,10 +35,10 @@ from app.errors import NotFound
 from app.extraction.runner import Evidence
 from app.reading import ReadAheadStatus, reading_states
 from app.store.conversations import Conversations, MessageRow
-from app.store.library import DocumentRow
+from app.store.library import DocumentRow, ListedDocument
 from app.store.matters import Matters
 from app.store.recent import RecentDocuments
-from app.store.search import Search, SearchHit
+from app.store.search import SearchHit
 from ui.background import start_worker_thread
 from ui.chat_panel import ChatPanel
 from ui.compare_view import CompareView
@@ -107,6 +107,7 @@ class MainWindow(QMainWindow):
         self._offer: tuple[AskJob, str] | None = None
         self._closed = False
         self._reading_now: tuple[int, ReadState] | None = None  # the document read ahead now, how far
+        self._planned: frozenset[int] = frozenset()  # the documents read-ahead's budget holds
         self._batches: deque[bool] = deque()  # per queued ingest batch: did the user start it here?
         self._batch_added = 0
         self._batch_failures: list[str] = []
@@ -115,7 +116,7 @@ class MainWindow(QMainWindow):
         self.state = WindowState.load(ctx.paths.config_dir)
         self._fitted_out: set[str] = set()  # side panels hidden because this screen is too small
 
-        self.library = LibraryPanel(Search(ctx.db))
+        self.library = LibraryPanel(ctx)
         self.conversation_list = ConversationsPanel(self.conversations)
         self.viewer = DocumentViewer(ctx)
         self.chat = ChatPanel()
@@ -374,9 +375,12 @@ class MainWindow(QMainWindow):
             self._reading_now = (status.document_id, state)
         elif status.state != "reading":
             self._reading_now = None
+        if status.plan is not None:  # only what the budget holds shows "queued", never the whole matter
+            self._planned = frozenset(status.plan.document_ids)
         # Nothing to say once everything is read (each library item says "ready"): the status bar's
         # message needs the room.
-        quiet = status.state == "off" or (status.state == "idle" and not status.reason)
+        left_out = status.plan is not None and status.plan.left_out > 0  # worth saying: the cache is full
+        quiet = status.state == "off" or (status.state == "idle" and not status.reason and not left_out)
         self.status.show_read_ahead(
             "" if quiet else f"reading ahead: {status.words()}",
             active=active,
@@ -394,7 +398,11 @@ class MainWindow(QMainWindow):
         words = {d.id: state.words() for d, state in zip(docs, states, strict=True)}
         reader = self.read_ahead.reader
         if self.ctx.settings.read_ahead and reader.why_off() is None and not reader.paused:
-            queued = {d.id for d, state in zip(docs, states, strict=True) if state.kind in ("unread", "partial")}
+            queued = {
+                d.id
+                for d, state in zip(docs, states, strict=True)
+                if state.kind in ("unread", "partial") and d.id in self._planned
+            }
             for doc_id in queued:
                 words[doc_id] = "queued" if words[doc_id] == "not read yet" else f"queued · {words[doc_id]}"
         if self._reading_now is not None and self._reading_now[0] in words:
@@ -402,7 +410,9 @@ class MainWindow(QMainWindow):
         return words
 
     def _show_reading_states(self) -> None:
-        self.library.show_reading(self._reading_words(self.ctx.library.all(self.ctx.matter_id)))
+        # Only the rows the list has fetched: a status comes with every chunk read, and a matter may
+        # hold thousands of documents.
+        self.library.show_reading(self._reading_words(self.library.listed_documents()))
 
     # -- matters -------------------------------------------------------------------------------
     def use_matter(self, matter_id: int) -> None:
@@ -451,11 +461,15 @@ class MainWindow(QMainWindow):
 
     # -- library -------------------------------------------------------------------------------
     def refresh_library(self, select: int | None = None) -> None:
-        docs = self.ctx.library.all(self.ctx.matter_id)
-        self.library.set_documents(
-            docs, select=select, attachments=self.ctx.library.attachment_places(), reading=self._reading_words(docs)
-        )
-        self._show_hint(len(docs))
+        """List the current matter's documents, a page at a time as the list scrolls (see
+        ui/library_model.py), keeping the rows fetched and the selection when the matter is the same."""
+        matter_id, library = self.ctx.matter_id, self.ctx.library
+
+        def pages(after: int, limit: int | None, through: int | None) -> list[ListedDocument]:
+            return library.listing(matter_id, after=after, limit=limit, through=through)
+
+        self.library.show_documents(pages, self._reading_words, select=select, key=matter_id)
+        self._show_hint(len(self.library.listed_documents()))
 
     def open_files(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Add documents", str(Path.home()), FILE_FILTER)
@@ -692,7 +706,7 @@ class MainWindow(QMainWindow):
             conversation = self.conversations.get(conversation_id)
         except NotFound:
             return
-        self.library.list.clearSelection()
+        self.library.clear_selection()
         for doc_id in conversation.document_ids:
             self.library.select_more(doc_id)
         self.open_conversation(conversation_id)
@@ -995,4 +1009,5 @@ class MainWindow(QMainWindow):
                     thread.quit()
                     thread.wait(10000)
             self.viewer.shutdown()
+            self.library.shutdown()
         super().closeEvent(event)

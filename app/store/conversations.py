@@ -80,6 +80,16 @@ class Conversations:
     def __init__(self, db: Database) -> None:
         self.db = db
 
+    def reading_speed(self, model_sha256: str, answers: int = 20) -> float:
+        """Tokens read per second by this model in the last answers that read something (0: none yet)."""
+        row = self.db.execute(
+            "SELECT sum(read), sum(ms) FROM (SELECT prompt_tokens - coalesce(cached_tokens, 0) AS read, "
+            "prefill_ms AS ms FROM messages WHERE model_sha256 = ? AND prefill_ms > 0 "
+            "AND prompt_tokens > coalesce(cached_tokens, 0) ORDER BY id DESC LIMIT ?)",
+            [model_sha256, answers],
+        ).fetchone()
+        return float(row[0]) / (float(row[1]) / 1000) if row and row[0] and row[1] else 0.0
+
     def create(self, document_ids: list[int], title: str, matter_id: int | None = None) -> int:
         """A new conversation about these documents, in `matter_id` (None: the one matter holding them all)."""
         from app.store.matters import Matters

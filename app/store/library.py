@@ -74,6 +74,27 @@ class DocumentRow:
         return cls(**{k: row[k] for k in cls.__dataclass_fields__})
 
 
+_DOCUMENT_COLUMNS = ", ".join(f"d.{name}" for name in DocumentRow.__dataclass_fields__)
+LISTING_PAGE = 100  # documents per page of the window's list: a screenful or a few, never the library
+
+
+def _document(row: tuple[Any, ...]) -> DocumentRow:
+    return DocumentRow(*row)
+
+
+def _first_email(document: str) -> str:
+    """SQL for the e-mail an attachment is listed under: the first (lowest id) that holds it."""
+    return f"(SELECT min(b.email_id) FROM attachments b WHERE b.document_id = {document})"
+
+
+@dataclass(frozen=True)
+class ListedDocument:
+    """A document as the window lists it; an e-mail's attachment with its number, under its e-mail."""
+
+    document: DocumentRow
+    attachment: int | None = None
+
+
 @dataclass(frozen=True)
 class AddResult:
     document: DocumentRow
@@ -401,6 +422,68 @@ class Library:
         where = "id IN (SELECT document_id FROM matter_documents WHERE matter_id = ?)"
         rows = self.db.table("documents").rows_where(where, [matter_id], order_by="id")
         return [DocumentRow.from_row(r) for r in rows]
+
+    def listing(
+        self, matter_id: int, *, after: int = 0, limit: int | None = LISTING_PAGE, through: int | None = None
+    ) -> list[ListedDocument]:
+        """One page of a matter's documents as the window lists them: by id from after `after`, `limit`
+        of them (or every one up to where document `through` is listed: nothing when the matter does not
+        hold it), each e-mail followed by its attachments in the matter. An attachment sits under the
+        first e-mail that lists it when that e-mail is in the matter, and stands on its own otherwise.
+        A page is a few indexed queries whatever the library's size, so the window draws the first rows
+        of a 10,000-document matter at once and fetches more as it scrolls."""
+        if through is not None:
+            through = self._listed_at(matter_id, through)
+            if through is None:
+                return []
+        bounds = "AND md.document_id <= :through" if through is not None else ""
+        top = self.db.execute(
+            f"""
+            SELECT {_DOCUMENT_COLUMNS} FROM matter_documents md JOIN documents d ON d.id = md.document_id
+            WHERE md.matter_id = :m AND md.document_id > :after {bounds} AND NOT EXISTS (
+                SELECT 1 FROM attachments a JOIN matter_documents e ON e.document_id = a.email_id AND e.matter_id = :m
+                WHERE a.document_id = d.id AND a.email_id != d.id AND a.email_id = {_first_email("d.id")})
+            ORDER BY md.document_id LIMIT :limit
+            """,
+            {"m": matter_id, "after": after, "through": through, "limit": -1 if limit is None else limit},
+        ).fetchall()
+        documents = [_document(row) for row in top]
+        if not documents:
+            return []
+        marks = ",".join("?" * len(documents))
+        nested = self.db.execute(
+            f"""
+            SELECT a.email_id, min(a.position) AS position, {_DOCUMENT_COLUMNS} FROM attachments a
+            JOIN documents d ON d.id = a.document_id
+            JOIN matter_documents md ON md.document_id = d.id AND md.matter_id = ?
+            WHERE a.email_id IN ({marks}) AND a.document_id != a.email_id
+                AND a.email_id = {_first_email("a.document_id")}
+            GROUP BY a.email_id, a.document_id ORDER BY a.email_id, position
+            """,
+            [matter_id, *(d.id for d in documents)],
+        ).fetchall()
+        under: dict[int, list[ListedDocument]] = {}
+        for row in nested:
+            under.setdefault(int(row[0]), []).append(ListedDocument(_document(row[2:]), int(row[1])))
+        out: list[ListedDocument] = []
+        for doc in documents:
+            out += [ListedDocument(doc), *under.get(doc.id, [])]
+        return out
+
+    def _listed_at(self, matter_id: int, document_id: int) -> int | None:
+        """The document a matter's list shows this one under (its e-mail, or itself); None when the
+        matter does not hold it."""
+        if not Matters(self.db).holds(matter_id, document_id):
+            return None
+        row = self.db.execute(
+            f"""
+            SELECT a.email_id FROM attachments a
+            JOIN matter_documents e ON e.document_id = a.email_id AND e.matter_id = ?
+            WHERE a.document_id = ? AND a.email_id != a.document_id AND a.email_id = {_first_email("a.document_id")}
+            """,
+            [matter_id, document_id],
+        ).fetchone()
+        return int(row[0]) if row is not None else document_id
 
     def attachment_places(self) -> dict[int, tuple[int, int]]:
         """Every document that came in as an e-mail attachment -> (e-mail id, attachment number)."""

@@ -155,6 +155,12 @@ class Matters:
         ).fetchone()
         return MatterCounts(int(one[0]), int(one[1]), int(one[2]))
 
+    def holds(self, matter_id: int, document_id: int) -> bool:
+        row = self.db.execute(
+            "SELECT 1 FROM matter_documents WHERE matter_id = ? AND document_id = ?", [matter_id, document_id]
+        ).fetchone()
+        return row is not None
+
     def document_ids(self, matter_id: int) -> list[int]:
         rows = self.db.execute(
             "SELECT document_id FROM matter_documents WHERE matter_id = ? ORDER BY document_id", [matter_id]

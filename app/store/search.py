@@ -100,6 +100,14 @@ def fts_query(text: str) -> str:
     return " ".join(terms)
 
 
+def fts_query_of(text: str) -> str:
+    """fts_query, refusing in one line a query that holds no word."""
+    query = fts_query(text)
+    if not query:
+        raise FolioError("type a word to search for")
+    return query
+
+
 def _split_marks(marked: str) -> tuple[str, tuple[tuple[int, int], ...]]:
     text: list[str] = []
     spans: list[tuple[int, int]] = []
@@ -133,9 +141,7 @@ class Search:
         matter_id: int | None = None,
     ) -> list[SearchHit]:
         """The best hits in documents and conversations: every one, or those of one matter."""
-        query = fts_query(text)
-        if not query:
-            raise FolioError("type a word to search for")
+        query = fts_query_of(text)
         hits: list[SearchHit] = []
         if documents:
             hits += self._documents(query, limit, matter_id)

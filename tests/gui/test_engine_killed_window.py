@@ -11,6 +11,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.gui import library_rows as rows
+
 pytestmark = [pytest.mark.gui, pytest.mark.e2e]
 
 
@@ -29,8 +31,8 @@ def test_engine_killed_mid_answer_is_reported_and_the_next_question_works(window
     settings = window.ctx.settings
     settings.max_answer_tokens = 2000
     window.add_paths([str(contract_pdf)])
-    qtbot.waitUntil(lambda: window.library.list.count() == 1, timeout=30000)
-    window.library.list.item(0).setSelected(True)
+    qtbot.waitUntil(lambda: rows.count(window) == 1, timeout=30000)
+    rows.select_row(window, 0)
     # The page-drawing child starts with the first page shown: wait for it, so the one child the
     # question starts is the engine's.
     qtbot.waitUntil(lambda: window.viewer.last is not None, timeout=30000)

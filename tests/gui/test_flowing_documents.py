@@ -14,6 +14,7 @@ from PySide6.QtTest import QTest
 from app.citations.targets import VERIFIED
 from tests.fixtures.answers import anchor_point, store_cited_answer
 from tests.fixtures.office import draft_email, python_docx_memo
+from tests.gui import library_rows
 
 pytestmark = pytest.mark.gui
 
@@ -26,13 +27,13 @@ def _click(transcript, href: str) -> None:  # type: ignore[no-untyped-def]
 def test_email_with_attachments_in_the_library_and_the_viewer(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     mail = window.ctx.library.add(draft_email(tmp_path)).document
     window.refresh_library(select=mail.id)
-    rows = [window.library.list.item(i).text() for i in range(window.library.list.count())]
+    rows = library_rows.texts(window)
     assert rows[0].startswith("Draft MSA for review")
     assert "attachment 1 · " in rows[1] and "attachment 2 · Supply memo" in rows[2]
     assert len(rows) == 3  # the spreadsheet was not read: named in the e-mail, not in the library
     assert rows[1].startswith(" ") and rows[2].startswith(" ")  # indented under their e-mail
     # Every item has a drawable icon (emoji were empty boxes without an emoji font).
-    assert all(not window.library.list.item(i).icon().isNull() for i in range(3))
+    assert all(not library_rows.index(window, i).data(Qt.ItemDataRole.DecorationRole).isNull() for i in range(3))
 
     viewer = window.viewer
     qtbot.waitUntil(lambda: viewer.doc is not None and viewer.doc.id == mail.id, timeout=5000)

@@ -14,6 +14,8 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
+from tests.gui import library_rows as rows
+
 pytestmark = [pytest.mark.gui, pytest.mark.e2e]
 
 
@@ -32,12 +34,12 @@ def _drop(window, paths: list[Path]) -> None:  # type: ignore[no-untyped-def]
 
 def _add_by_drop(qtbot, window, pdf: Path) -> None:  # type: ignore[no-untyped-def]
     _drop(window, [pdf])
-    qtbot.waitUntil(lambda: window.library.list.count() == 1 and bool(window.library.selected_ids()), timeout=30000)
+    qtbot.waitUntil(lambda: rows.count(window) == 1 and bool(window.library.selected_ids()), timeout=30000)
 
 
 def test_window_opens_with_library_viewer_chat_and_demo_notice(window) -> None:  # type: ignore[no-untyped-def]
     assert window.windowTitle() == "Folio"
-    assert window.library.list.count() == 0
+    assert rows.count(window) == 0
     assert window.library.empty_hint.isVisible()
     assert window.demo_badge.isVisible()
     assert "offline" in window.offline_badge.text()
@@ -51,7 +53,7 @@ def test_drop_a_contract_ask_and_stream_while_responsive(window, qtbot, contract
     added = window.ctx.db.execute("SELECT documents FROM audit_log WHERE action = 'add'").fetchall()
     assert [json.loads(row[0]) for row in added] == [[hashlib.sha256(contract_pdf.read_bytes()).hexdigest()]]
     assert "Master Services Agreement" in window.chat.header.text()
-    assert "4 p." in window.library.list.item(0).text() and "tokens" in window.library.list.item(0).text()
+    assert "4 p." in rows.texts(window)[0] and "tokens" in rows.texts(window)[0]
     qtbot.waitUntil(lambda: window.viewer.page_number == 1 and window.viewer.canvas.image is not None, timeout=10000)
 
     # A main-thread probe: the answer must arrive in pieces, and the UI thread must keep ticking.
@@ -158,9 +160,9 @@ def test_failed_files_show_on_their_item_and_in_the_status_bar(
     assert "unsupported file type" in window.warnings[0] and "\n" not in window.warnings[0]
     ((name, reason),) = window.library.failed_items()
     assert name == "notes.pdf" and reason.startswith("unsupported file type")  # without the name twice
-    items = [window.library.list.item(i) for i in range(window.library.list.count())]
-    failed = next(item for item in items if "notes.pdf" in item.text())
-    assert failed.text().startswith("⚠") and "unsupported file type" in failed.toolTip()
+    failed = next(i for i, text in enumerate(rows.texts(window)) if "notes.pdf" in text)
+    assert rows.texts(window)[failed].startswith("⚠")
+    assert "unsupported file type" in rows.index(window, failed).data(Qt.ItemDataRole.ToolTipRole)
     assert window.library.selected_ids() == [window.ctx.library.all()[0].id]  # the good file was added
 
     # Files that arrive without the user acting in the window (Open with Folio) never open a dialog.
@@ -173,7 +175,7 @@ def test_failed_files_show_on_their_item_and_in_the_status_bar(
 
     # Dismissing a failed item.
     window.library.list.clearSelection()
-    failed.setSelected(True)
+    rows.select_row(window, failed)
     window.library.dismiss_failed()
     assert [name for name, _ in window.library.failed_items()] == ["other.pdf"]
 

@@ -15,6 +15,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QDialogButtonBox, QInputDialog, QMessageBox
 
 from tests.conftest import run_folio
+from tests.gui import library_rows as rows
 
 pytestmark = pytest.mark.gui
 
@@ -50,7 +51,7 @@ def _open_dialog(qtbot, window, kind):  # type: ignore[no-untyped-def]
 
 def _add(qtbot, window, path: Path, count: int) -> None:  # type: ignore[no-untyped-def]
     window.add_paths([str(path)])
-    qtbot.waitUntil(lambda: window.library.list.count() == count and not window._batches, timeout=30000)
+    qtbot.waitUntil(lambda: rows.count(window) == count and not window._batches, timeout=30000)
 
 
 def _listed(window) -> list[str]:  # type: ignore[no-untyped-def]
@@ -58,8 +59,7 @@ def _listed(window) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def _ids(window) -> list[int]:  # type: ignore[no-untyped-def]
-    items = (window.library.list.item(i) for i in range(window.library.list.count()))
-    return [int(item.data(Qt.ItemDataRole.UserRole)) for item in items]
+    return rows.ids(window)
 
 
 def _search(qtbot, window, text: str) -> list[str]:  # type: ignore[no-untyped-def]
@@ -68,6 +68,7 @@ def _search(qtbot, window, text: str) -> list[str]:  # type: ignore[no-untyped-d
     window.library.search_box.clear()
     QTest.keyClicks(window.library.search_box, text)
     QTest.keyClick(window.library.search_box, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not window.library.searching, timeout=10000)  # answered on the search thread
     return [hit.title for hit in window.library.found]
 
 
@@ -110,7 +111,7 @@ def test_switching_matters_scopes_library_conversations_search_and_tables(
     run = store_sample_cells(window.ctx, contract)
 
     _new_matter(qtbot, window, "Beta merger")
-    assert window.library.list.count() == 0  # the new matter holds nothing yet
+    assert rows.count(window) == 0  # the new matter holds nothing yet
     _add(qtbot, window, beta_pdf, 1)
     beta = _ids(window)[0]
     assert window.ctx.matter_id == _matter(window, "Beta merger").id
@@ -278,4 +279,4 @@ def test_a_matter_destroyed_from_the_command_line_leaves_the_window_in_unfiled(
     qtbot.waitUntil(lambda: window.library.matters.labels() == ["Unfiled"])
     assert window.ctx.matter_id == window.matter_menu.current().id
     assert "destroyed elsewhere" in window.statusBar().currentMessage()
-    assert window.library.list.count() == 0
+    assert rows.count(window) == 0

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.gui import library_rows as rows
+
 pytestmark = pytest.mark.gui
 
 # The families ingest.load reads (`_read_into` in ingest/load.py); the others are refused in one line.
@@ -88,5 +90,5 @@ def test_file_open_offers_every_kind_of_file_folio_reads(window, qtbot, tmp_path
     ]
     assert left_out == []
     # What File > Open picked is added: the text and Markdown files the old filter hid.
-    qtbot.waitUntil(lambda: window.library.list.count() == 2, timeout=30000)
+    qtbot.waitUntil(lambda: rows.count(window) == 2, timeout=30000)
     assert not window.warnings

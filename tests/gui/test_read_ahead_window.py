@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_read_cli import _long_contract
+from tests.gui import library_rows as rows
 
 pytestmark = pytest.mark.gui
 
 
 def _item_text(window: object) -> str:
-    return window.library.list.item(0).text()  # type: ignore[attr-defined]
+    return rows.texts(window)[0]
 
 
 def test_added_document_is_read_ahead_with_pause_and_resume(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -24,7 +25,7 @@ def test_added_document_is_read_ahead_with_pause_and_resume(qtbot, window, tmp_p
     window.add_paths([str(_long_contract(tmp_path / "supply.txt", 110))], interactive=False)
 
     # Read with no further action: the item and the status bar show the reading as it goes.
-    qtbot.waitUntil(lambda: window.library.list.count() == 1, timeout=60000)
+    qtbot.waitUntil(lambda: rows.count(window) == 1, timeout=60000)
     qtbot.waitUntil(lambda: re.search(r"reading \d+% · about", _item_text(window)) is not None, timeout=120000)
     assert status.reading_label.text().startswith("reading ahead: supply")
     assert status.reading_pause.isVisible() and status.reading_pause.text() == "Pause"

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from tests.gui import library_rows as rows
+
 pytestmark = pytest.mark.gui
 
 
@@ -201,8 +203,8 @@ def test_engine_settings_apply_to_the_next_question(qtbot, window, contract_pdf:
         qtbot.waitUntil(lambda: window.chat.send_button.isEnabled(), timeout=120000)
 
     window.add_paths([str(contract_pdf)])
-    qtbot.waitUntil(lambda: window.library.list.count() == 1, timeout=30000)
-    window.library.list.item(0).setSelected(True)
+    qtbot.waitUntil(lambda: rows.count(window) == 1, timeout=30000)
+    rows.select_row(window, 0)
     ask("Which law governs this agreement?")
     first = window.engine_worker._service
     assert first is not None and first.engine.config.n_threads != 1

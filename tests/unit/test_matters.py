@@ -125,6 +125,72 @@ def test_an_email_added_to_another_matter_brings_its_attachments(ctx: AppContext
     assert matters.one_for([email.id], prefer=beta.id) == beta.id
 
 
+def test_a_matters_list_comes_a_page_at_a_time_with_attachments_under_their_email(
+    ctx: AppContext, tmp_path: Path
+) -> None:
+    from tests.fixtures.office import email_with_attachments
+
+    matters = Matters(ctx.db)
+    acme, beta = matters.create("Acme"), matters.create("Beta")
+    ctx.chosen_matter = acme.id
+    texts = [ctx.library.add(_text_file(tmp_path / f"t{i}.txt", f"Letter {i}.")).document.id for i in range(5)]
+    parts = [("a.txt", b"Terms: ninety days.\n", "text/plain"), ("b.txt", b"Fees: ten.\n", "text/plain")]
+    email = ctx.library.add(email_with_attachments(tmp_path / "m.eml", parts)).document.id
+    later = ctx.library.add(_text_file(tmp_path / "later.txt", "A later letter.")).document.id
+    ctx.chosen_matter = beta.id
+    own = ctx.library.add(_text_file(tmp_path / "beta.txt", "Beta's letter.")).document.id
+    matters.link(beta.id, texts[0])
+    library = ctx.library
+    attachments = [a.document_id for a in library.attachments(email)]
+
+    def listed(rows: list) -> list[tuple[int, int | None]]:  # type: ignore[type-arg]
+        return [(r.document.id, r.attachment) for r in rows]
+
+    first = library.listing(acme.id, limit=3)
+    assert listed(first) == [(i, None) for i in texts[:3]]
+    second = library.listing(acme.id, after=texts[2], limit=3)
+    assert listed(second) == [
+        (texts[3], None),
+        (texts[4], None),
+        (email, None),
+        (attachments[0], 1),
+        (attachments[1], 2),
+    ]
+    assert listed(library.listing(acme.id, after=email, limit=3)) == [(later, None)]
+    # Up to a document by id: an attachment is reached through its e-mail, with the e-mail's others.
+    assert listed(library.listing(acme.id, after=texts[4], limit=None, through=attachments[1]))[-2:] == [
+        (attachments[0], 1),
+        (attachments[1], 2),
+    ]
+    assert library.listing(acme.id, limit=None, through=own) == []  # not in this matter: nothing
+    assert listed(library.listing(beta.id)) == [(texts[0], None), (own, None)]
+
+
+def test_a_matters_list_and_search_read_through_indexes(ctx: AppContext, tmp_path: Path) -> None:
+    """The window's list page and its search scoped to a matter never scan a table whole (a scan grows
+    with the library; an index search does not): checked on SQLite's own query plans."""
+    from app.store.search import Search
+
+    matters = Matters(ctx.db)
+    acme = matters.create("Acme")
+    ctx.chosen_matter = acme.id
+    first = ctx.library.add(_text_file(tmp_path / "a.txt", "Letter about the escrow.")).document.id
+    statements: list[str] = []
+    ctx.db.conn.set_trace_callback(statements.append)
+    try:
+        ctx.library.listing(acme.id, limit=100)
+        ctx.library.listing(acme.id, after=0, limit=None, through=first)
+        Search(ctx.db).query("escrow", matter_id=acme.id, conversations=False)
+    finally:
+        ctx.db.conn.set_trace_callback(None)
+    selects = [s for s in statements if s.lstrip().upper().startswith(("SELECT", "WITH"))]
+    assert len(selects) >= 4
+    for statement in selects:
+        plan = [row[3] for row in ctx.db.execute("EXPLAIN QUERY PLAN " + statement).fetchall()]
+        scans = [step for step in plan if step.startswith("SCAN") and "VIRTUAL TABLE" not in step]
+        assert not scans, (statement, plan)
+
+
 def test_a_question_across_matters_is_refused_in_one_line(ctx: AppContext, tmp_path: Path) -> None:
     from app.chat import ChatService
 
@@ -508,5 +574,38 @@ def test_read_ahead_reads_the_current_matter_most_recently_opened_first(starter_
         RecentDocuments(ctx.db).touch(older.id)
         doc = reader.next_document()
         assert doc is not None and doc.id == older.id  # what the user opened goes first
+    finally:
+        ctx.close()
+
+
+def test_read_ahead_plans_only_what_the_snapshot_cache_keeps(starter_home: Path, tmp_path: Path) -> None:
+    from app.engine.session import Session
+    from app.reading import PROMPT_TOKENS, ReadAhead, ReadAheadStatus
+
+    ctx = open_app()
+    try:
+        ctx.settings.state_cache_gb = 1
+        clause = "The Supplier shall deliver the goods to the Customer's warehouse within thirty days. " * 500
+        docs = [
+            ctx.library.add(_text_file(tmp_path / f"c{i}.txt", f"Contract {i}. " + clause)).document for i in range(12)
+        ]
+        reader = ReadAhead(ctx, Session.for_context(ctx))
+        planned = reader.plan()
+        plan = reader.last_plan
+        per_token, per_document = reader._state_size()
+        sizes = {d.id: (d.token_estimate + PROMPT_TOKENS) * per_token + per_document for d in docs}
+        # Never more than the cache keeps, and the newest first; the rest is counted, not read.
+        assert 0 < len(planned) < len(docs) and plan.left_out == len(docs) - len(planned)
+        assert sum(sizes[d.id] for d in planned) <= 1024**3 < sum(sizes.values())
+        assert [d.id for d in planned] == sorted((d.id for d in docs), reverse=True)[: len(planned)]
+        assert reader.next_document() == planned[0]
+        # The budget in words: documents and a time once a reading speed is known.
+        assert plan.words().startswith(f"{len(planned)} documents planned, time known after the first read;")
+        reader.tokens_per_s = 100.0
+        reader.plan()
+        words = ReadAheadStatus("idle", plan=reader.last_plan).words()
+        assert f"{len(planned)} documents planned, about " in words
+        assert words.endswith(f"{plan.left_out} more do not fit the 1 GB snapshot cache")
+        assert words.startswith("all it can keep read · ")
     finally:
         ctx.close()
