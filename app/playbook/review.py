@@ -18,7 +18,7 @@ all it found, and says so, rather than an empty redline that reads like a clean 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +40,7 @@ from app.playbook.values import (
     compare_value,
 )
 from app.store.audit import audited_settings, os_user
+from app.store.extraction import ExtractionStore
 from app.store.matters import Matters
 from app.store.playbook import ReviewStore
 
@@ -214,7 +215,6 @@ class PlaybookReviewer:
 
         self.ctx = ctx
         self.extraction = ExtractionService(ctx, session)
-        self.store = ReviewStore(ctx.db)
 
     def cancel(self) -> None:
         self.extraction.cancel()
@@ -239,41 +239,56 @@ class PlaybookReviewer:
             raise Cancelled()
         table = self.extraction.table(run_id, [document_id])
         findings = [judge(rule, table.cell(document_id, rule.field.key)) for rule in playbook.rules]
-        doc = self.ctx.library.get(document_id)
         info = table.run
-        matter_id = self.extraction.store.matter_of(run_id)
-        review = {
-            "playbook_key": playbook.key,
-            "playbook_version": playbook.version,
-            "playbook_sha256": playbook.sha256,
-            "playbook_json": playbook.to_json(inline=True),
-            "document_id": document_id,
-            "run_id": run_id,
-            "model": info.model,
-            "model_sha256": info.model_sha256,
-            "matter_id": matter_id,
-            "created_at": now_iso(),
-        }
-        with self.ctx.db.atomic():
-            review_id = self.store.save(review, [f.row() for f in findings])
-            self.ctx.audit.record(
-                "playbook",
-                documents=[doc.sha256],
-                model_sha256=model_sha(info.model_sha256),
-                settings=audited_settings(self.ctx.settings),
-                details={
-                    "event": "review",
-                    "review_id": review_id,
-                    "playbook": playbook.key,
-                    "playbook_version": playbook.version,
-                    "playbook_sha256": playbook.sha256,
-                    "extraction_run": run_id,
-                    "verdicts": {f.rule_key: f.verdict for f in findings},
-                },
-                matter_id=matter_id,
-            )
-        self.ctx.audit.sync_head()
+        review_id = store_review(self.ctx, playbook, document_id, run_id, findings, info.model, info.model_sha256)
         return load_review(self.ctx, review_id)
+
+
+def store_review(
+    ctx: AppContext,
+    playbook: Playbook,
+    document_id: int,
+    run_id: int,
+    findings: Sequence[Finding],
+    model: str,
+    model_sha256: str,
+) -> int:
+    """Store a review's findings and its audit entry in one transaction; the review's id."""
+    store = ReviewStore(ctx.db)
+    doc = ctx.library.get(document_id)
+    matter_id = ExtractionStore(ctx.db).matter_of(run_id)
+    review = {
+        "playbook_key": playbook.key,
+        "playbook_version": playbook.version,
+        "playbook_sha256": playbook.sha256,
+        "playbook_json": playbook.to_json(inline=True),
+        "document_id": document_id,
+        "run_id": run_id,
+        "model": model,
+        "model_sha256": model_sha256,
+        "matter_id": matter_id,
+        "created_at": now_iso(),
+    }
+    with ctx.db.atomic():
+        review_id = store.save(review, [f.row() for f in findings])
+        ctx.audit.record(
+            "playbook",
+            documents=[doc.sha256],
+            model_sha256=model_sha(model_sha256),
+            settings=audited_settings(ctx.settings),
+            details={
+                "event": "review",
+                "review_id": review_id,
+                "playbook": playbook.key,
+                "playbook_version": playbook.version,
+                "playbook_sha256": playbook.sha256,
+                "extraction_run": run_id,
+                "verdicts": {f.rule_key: f.verdict for f in findings},
+            },
+            matter_id=matter_id,
+        )
+    ctx.audit.sync_head()
+    return review_id
 
 
 def model_sha(key: str) -> str | None:

@@ -67,7 +67,7 @@ DAMAGE: dict[str, tuple[Callable[[Path], None], str]] = {
     ),
     "missing page image": (
         lambda h: _sql(h, "UPDATE pages SET image_blob = 'ab/missing.png' WHERE number = 1"),
-        "page image(s) missing",
+        "stored file(s) missing",
     ),
     "audit head ahead of the log": (
         lambda h: (h / "data" / "audit-head.json").write_text(json.dumps({"id": 9, "hash": "0" * 64})),

@@ -19,7 +19,7 @@ from tests.conftest import REPO, run_folio
 
 @pytest.fixture
 def library(starter_home: Path, tmp_path: Path) -> tuple[AppContext, dict[str, int]]:
-    from tests.fixtures.answers import store_cited_answer, store_sample_cells
+    from tests.fixtures.answers import store_cited_answer, store_sample_cells, store_sample_review
     from tests.fixtures.contract_versions import edited_contract
 
     ctx = open_app()
@@ -28,7 +28,8 @@ def library(starter_home: Path, tmp_path: Path) -> tuple[AppContext, dict[str, i
     new = ctx.library.add(new_path).document.id
     run = store_sample_cells(ctx, old)
     conversation, _answer = store_cited_answer(ctx, [old], "It is governed by Delaware law [p. 4].")
-    return ctx, {"old": old, "new": new, "run": run, "conversation": conversation}
+    review = store_sample_review(ctx, old, run)
+    return ctx, {"old": old, "new": new, "run": run, "conversation": conversation, "review": review}
 
 
 def _redline(ctx: AppContext, ids: dict[str, int]) -> object:
@@ -45,6 +46,7 @@ def _exports(ctx: AppContext, ids: dict[str, int], folder: Path) -> dict[str, Ca
         "conversation": lambda: exporter.conversation(ids["conversation"], folder / "conversation.md"),
         "redline": lambda: exporter.redline(_redline(ctx, ids), folder / "redline.docx"),  # type: ignore[arg-type]
         "audit_log": lambda: exporter.audit_log(folder / "audit.csv"),
+        "review": lambda: exporter.review(ids["review"], folder / "review.docx"),
         "checks": lambda: exporter.checks([ids["old"]], folder / "dates.ics", what="key dates"),
         "redaction_plan": lambda: exporter.redaction_plan(
             folder / "plan.json", b"{}", document_sha256="0" * 64, candidates=0
