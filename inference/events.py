@@ -80,6 +80,14 @@ class GenerationStats:
     drafted_tokens: int = 0  # speculative decoding: drafted tokens the model checked...
     accepted_tokens: int = 0  # ...and those it kept, having drawn the same tokens itself
     draft_note: str = ""  # drafting was on and nothing was drafted: why, in words
+    # Figures added up over several requests (an answer read in parts): the most tokens one request held
+    # in the context at once; 0 for one request, whose prompt and answer are what it held.
+    peak_tokens: int = 0
+
+    @property
+    def in_context(self) -> int:
+        """Tokens in the model's context at the fullest: what the context gauge shows against n_ctx."""
+        return self.peak_tokens or self.prompt_tokens + self.completion_tokens
 
     @property
     def tokens_per_s(self) -> float:

@@ -778,8 +778,7 @@ class MainWindow(QMainWindow):
             user = self._stored_message(self.talk.pending_user)
             self.chat.finish_answer(event.message, user)
             if event.stats is not None:
-                used = event.stats.prompt_tokens + event.stats.completion_tokens
-                self.status.set_context(used, event.stats.n_ctx)
+                self.status.set_context(event.stats.in_context, event.stats.n_ctx)
 
     def _stored_message(self, message_id: int | None) -> MessageRow | None:
         if message_id is None:
@@ -832,6 +831,9 @@ class MainWindow(QMainWindow):
             return
         self.chat.transcript.drop_last_exchange()  # the refusal on screen: nothing of it was stored
         self._start_job(Job.ASK)
+        # Asked again (Regenerate): the conversation is shown as stored once the reply is, the old
+        # answer replaced or, when the reply did not finish, still there.
+        self.talk.regenerating = job.regenerate
         self.chat.begin_answer(job.question, document_ids)
         self.ask_job.emit(dataclasses.replace(job, strategy=choice.strategy, pages=choice.pages))
 

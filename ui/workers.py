@@ -152,6 +152,7 @@ class EngineWorker(QObject):
                     thinking=job.thinking,
                     on_event=self._emit,
                     cancel=token,
+                    regenerate=job.regenerate,
                 )
                 return
             try:
@@ -164,9 +165,7 @@ class EngineWorker(QObject):
                     regenerate=job.regenerate,
                     cancel=token,
                 )
-            except DoesNotFit as exc:
-                if job.regenerate:
-                    raise
+            except DoesNotFit as exc:  # asked again too: the old answer stays until another reading is chosen
                 self.does_not_fit.emit(job, one_line(exc))
 
     @contextmanager

@@ -100,12 +100,20 @@ class LongQuestion:
         max_tokens: int | None = None,
         on_event: EventSink | None = None,
         cancel: CancelToken | None = None,
+        regenerate: bool = False,
     ) -> MessageRow:
         """Ask about `pages` of one document, or about documents that may not fit the context together
         (`strategy` 'passes' or 'search'). What fits whole is asked as any question is (ChatService.ask);
-        what does not fit, without a strategy, is refused with the planner's line (DoesNotFit)."""
+        what does not fit, without a strategy, is refused with the planner's line (DoesNotFit).
+        `regenerate`: ask the conversation's last question again, read this way; the old exchange goes
+        only with the storing of the new, finished reply (as ChatService.ask does it)."""
         emit = on_event or (lambda _e: None)
         token = self._token = cancel or CancelToken()
+        replaced: int | None = None
+        if regenerate:
+            if conversation_id is None:
+                raise FolioError("there is no conversation to ask again")
+            replaced, question = self.chat.conversations.last_exchange(conversation_id)
         question = question.strip()
         if strategy is not None and strategy not in STRATEGIES:
             raise FolioError(f"unknown strategy '{strategy}': use {' or '.join(STRATEGIES)}")
@@ -114,7 +122,7 @@ class LongQuestion:
         history: list[Message] = []
         if conversation_id is not None:
             document_ids = self.chat.conversations.get(conversation_id).document_ids
-            history = self.chat.history(conversation_id)
+            history = self.chat.history(conversation_id, before=replaced)
         if not document_ids:
             raise FolioError("no document selected")
         if pages is not None and len(document_ids) != 1:
@@ -142,6 +150,7 @@ class LongQuestion:
                 max_tokens=answer_tokens,
                 on_event=emit,
                 cancel=token,
+                regenerate=regenerate,
             )
         matter_id = self.chat.matter_for(document_ids) if conversation_id is None else None
         readings, requests = self._plan(rows, selections, pages, strategy, question, measure)
@@ -157,8 +166,9 @@ class LongQuestion:
         )
         emit(ChatStarted(exchange.conversation_id, exchange.user_id, exchange.answer_id, who.label, who.demo,
                          tuple(document_ids)))  # fmt: skip
-        run = _Run(self, rows, readings, requests, question, history, think, answer_tokens, emit, token)
-        run.model_sha = who.sha256 or ""
+        run = _Run(
+            self, rows, readings, requests, question, history, think, answer_tokens, emit, token, who.sha256 or ""
+        )
         try:
             run.answer_parts(exchange.answer_id)
             run.synthesise()
@@ -169,7 +179,8 @@ class LongQuestion:
             reason = str(exc) if isinstance(exc, FolioError) else f"internal error: {type(exc).__name__}: {exc}"
             self.kept = run.store(exchange.answer_id, error=reason)
             raise
-        done = run.store(exchange.answer_id, stopped=run.stopped)
+        replaces = (replaced, exchange.user_id) if replaced is not None and not run.stopped else None
+        done = run.store(exchange.answer_id, stopped=run.stopped, replaces=replaces)
         emit(AnswerDelta("answer", done.text))
         emit(AnswerDone(done, run.stats()))
         return done
@@ -350,6 +361,7 @@ class _Run:
         answer_tokens: int,
         emit: EventSink,
         token: CancelToken,
+        model_sha: str,
     ) -> None:
         self.owner, self.ctx, self.session = owner, owner.ctx, owner.session
         self.rows, self.readings, self.requests = rows, readings, requests
@@ -360,7 +372,9 @@ class _Run:
         self.figures: list[GenerationStats] = []
         self.synthesis: Answer | None = None
         self.stopped = False  # a request ended cancelled, or the job was stopped between two
-        self.model_sha = ""  # the model answering: part of each request's key (see _key)
+        self.model_sha = model_sha  # the model answering: part of each request's key (see _key)
+        # The instructions every part is asked with, read once: part of each request's key too.
+        self.instructions = [read_text("prompts", "answer.md"), read_text("prompts", "pass.md")]
 
     def answer_parts(self, answer_id: int) -> None:
         total = len(self.requests)
@@ -411,7 +425,7 @@ class _Run:
             "documents": documents,
             "think": self.think,
             "answer_tokens": self.answer_tokens,
-            "instructions": read_text("prompts", "pass.md"),
+            "instructions": self.instructions,
         }
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode("utf-8")).hexdigest()
 
@@ -546,6 +560,7 @@ class _Run:
             n_ctx=max((s.n_ctx for s in figures), default=0),
             stop_reason="cancelled" if stopped else "eos",
             ttft_ms=figures[0].ttft_ms if figures else 0.0,
+            peak_tokens=max((s.in_context for s in figures), default=0),
         )
 
     def store(
@@ -556,9 +571,12 @@ class _Run:
         stopped: bool = False,
         error: str = "",
         part: KeptPart | None = None,
+        replaces: tuple[int, int] | None = None,
     ) -> MessageRow:
         """The reply so far in the answer row: all of it (complete, or cancelled when stopped), or as
-        each part finishes (still incomplete), or with the error that ended it."""
+        each part finishes (still incomplete), or with the error that ended it. `replaces` (the old
+        question's id, the new question's id): the exchange asked again, dropped in the same
+        transaction as the finished reply is stored."""
         reply = self.reply()
         thinking = "\n\n".join(t for t in self.thinking if t)
         conversations = self.owner.chat.conversations
@@ -571,7 +589,10 @@ class _Run:
             stats = self.stats()
             if stopped:
                 stats = replace(stats, stop_reason="cancelled")
-            self.owner.chat.store_answer(answer_id, reply.text, thinking, reply.claims, reply.citations, stats)
+            with self.ctx.db.atomic():
+                if replaces is not None:
+                    conversations.drop_exchange(conversations.message(answer_id).conversation_id, *replaces)
+                self.owner.chat.store_answer(answer_id, reply.text, thinking, reply.claims, reply.citations, stats)
         return conversations.message(answer_id)
 
 

@@ -22,10 +22,14 @@ def tight_context(starter_home: Path) -> Path:
 
 
 def _ask(qtbot, window, question: str):  # type: ignore[no-untyped-def]
-    from ui.strategy_dialog import StrategyDialog
-
     window.chat.input.setPlainText(question)
     QTest.keyClick(window.chat.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    return _wait_dialog(qtbot, window)
+
+
+def _wait_dialog(qtbot, window):  # type: ignore[no-untyped-def]
+    from ui.strategy_dialog import StrategyDialog
+
     qtbot.waitUntil(lambda: any(d.isVisible() for d in window.findChildren(StrategyDialog)), timeout=120000)
     return next(d for d in window.findChildren(StrategyDialog) if d.isVisible())
 
@@ -55,6 +59,9 @@ def test_a_document_too_big_is_offered_passes_and_the_answer_says_what_was_read(
     shown = window.chat.transcript_text()
     assert "context limit holds" not in shown and shown.count("When is batch 7 delivered?") == 1
     assert footer in shown
+    gauge = window.status.gauge  # the fullest pass against the context, not every pass added up
+    assert not gauge.isHidden() and gauge.maximum() == 1024 and 0 < gauge.value() <= 1024, gauge.format()
+    assert gauge.format() == f"context {gauge.value():,} / 1,024"
 
 
 def test_pages_the_user_names_are_checked_then_read(tight_context: Path, window, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -73,3 +80,14 @@ def test_pages_the_user_names_are_checked_then_read(tight_context: Path, window,
     QTest.keyClick(dialog.page_list, Qt.Key.Key_Return)
     answer = _answered(qtbot, window)
     assert answer.text.splitlines()[-1] == "Read: pages 2-3 of 8 (chosen by the user); not read: the other 6 pages."
+
+    # Regenerate: the question does not fit again, so the window offers the readings again; the old
+    # answer stays (stored and on screen) until the new reply is stored in its place.
+    window.chat.regenerate_button.click()
+    again = _wait_dialog(qtbot, window)
+    assert window.conversations.message(answer.id).text == answer.text  # not dropped by the refusal
+    again.page_list.setText("2-3")
+    QTest.keyClick(again.page_list, Qt.Key.Key_Return)
+    replaced = _answered(qtbot, window)
+    assert replaced.id != answer.id and replaced.text.splitlines()[-1] == answer.text.splitlines()[-1]
+    assert window.chat.transcript_text().count("When is batch 3 delivered?") == 1
