@@ -9,7 +9,7 @@ from collections import deque
 from itertools import pairwise
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QMetaObject, QSize, Qt, QThread, Signal
+from PySide6.QtCore import QByteArray, QMetaObject, QPoint, QRect, QSize, Qt, QThread, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -514,6 +514,7 @@ class MainWindow(QMainWindow):
         self.matter_menu.destroyed.connect(self._on_matter_destroyed)
         self.work_menu.extraction_requested.connect(self.run_extraction)
         self.work_menu.review_requested.connect(self.review_against_playbook)
+        self.work_menu.keep_clear = self.viewer_area
         self.work_menu.compare_requested.connect(self.compare_selected)
         self.work_menu.check_requested.connect(self.check_selected)
         self.work_menu.page_requested.connect(self.open_page)
@@ -932,9 +933,14 @@ class MainWindow(QMainWindow):
         self.work_menu.connect_review(view)
         self.playbook_review = view
         view.show()
+        view.place_beside(self.viewer_area())
         self._start_job(Job.REVIEW)
         self.review_job.emit(ReviewJob(doc.id, playbook.key))
         return view
+
+    def viewer_area(self) -> QRect:
+        """The document viewer on the screen: a review opens its clauses there, so it opens beside it."""
+        return QRect(self.viewer.mapToGlobal(QPoint(0, 0)), self.viewer.size())
 
     def _on_review_event(self, event: object) -> None:
         from app.playbook.review import PlaybookReview

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QMargins, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -43,11 +43,20 @@ from app.playbook.review import ACCEPTED, CLEARED, REJECTED, Finding, PlaybookRe
 from app.playbook.values import FALLBACK, MET, MISSING, NEEDS_PERSON, NOT_MET, VERDICT_TEXT, VERDICTS
 from ui.elided_label import ElidedLabel
 from ui.safe_text import plain_tooltip
-from ui.sizing import compact, on_screen
+from ui.sizing import available, compact, on_screen
 from ui.theme import high_contrast
 
-COLUMNS = ("Rule", "Verdict", "Page", "Clause", "Reason", "Confidence", "Check", "Decision")
-RULE, VERDICT, PAGE, CLAUSE, REASON, CONFIDENCE, CHECK, DECISION = range(len(COLUMNS))
+# Two lines a row, so the view fits beside the document viewer it opens clauses in: the rule with where its
+# clause is and the grounding check; the verdict with the confidence; the reason with the clause quoted.
+COLUMNS = ("Rule", "Verdict", "Reason and clause", "Decision")
+COLUMN_TIPS = (
+    "The rule, and under it the page of its clause and the grounding check of the quote",
+    "The verdict, and under it the model's confidence in the decision it rests on",
+    "Why, in one sentence, and under it the clause as the contract words it",
+    "The reviewer's decision: accepted, rejected or not reviewed",
+)
+RULE, VERDICT, CLAUSE, DECISION = range(len(COLUMNS))
+SIDE_WIDTH = 560  # the narrowest the view is placed beside the viewer at; below it, it opens as any dialog
 # The verdict's colour (light theme, dark theme) only repeats its word, and gives way in high contrast.
 VERDICT_COLOURS = {
     MET: ("#166534", "#86efac"),
@@ -124,21 +133,25 @@ class PlaybookReviewView(QDialog):
 
         self.table = QTableWidget(len(playbook.rules), len(COLUMNS))
         self.table.setObjectName("findings")
-        self.table.setHorizontalHeaderLabels(COLUMNS)
+        for col, (name, tip) in enumerate(zip(COLUMNS, COLUMN_TIPS, strict=True)):
+            header_item = QTableWidgetItem(name)
+            header_item.setToolTip(tip)
+            self.table.setHorizontalHeaderItem(col, header_item)
         self.table.setAccessibleName("Findings")
         self.table.setAccessibleDescription(
-            "One row per rule: its verdict, the clause and page, the reason, the confidence, the grounding check "
-            "and the reviewer's decision"
+            "One row per rule: the page of its clause and the grounding check, the verdict and the confidence, "
+            "the reason and the clause quoted, and the reviewer's decision"
         )
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setWordWrap(False)
+        self.table.setWordWrap(False)  # each line elided on its own; the finding below has them whole
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().lineSpacing() * 2 + 10)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(False)
+        header.setSectionResizeMode(CLAUSE, QHeaderView.ResizeMode.Stretch)
         # Moving through the findings (keys or mouse) shows each in full; a click, Enter or a double-click
         # opens its clause in the viewer (the keys alone do not move the viewer under the reader).
         self.table.currentCellChanged.connect(lambda row, _c, _r, _pc: self._show_finding(row))
@@ -174,6 +187,10 @@ class PlaybookReviewView(QDialog):
                 self.close_button)  # fmt: skip
         for button in (self.accept_button, self.reject_button, self.clear_button, self.export_button):
             button.setEnabled(False)
+        for button in (self.accept_button, self.reject_button, self.clear_button, self.stop_button,
+                       self.export_button, self.close_button):  # fmt: skip
+            # Enter in the findings opens a clause; it must never also press the button clicked last.
+            button.setAutoDefault(False)
 
         top = QHBoxLayout()
         top.addWidget(self.progress, 1)
@@ -184,7 +201,7 @@ class PlaybookReviewView(QDialog):
         body.setSizes([460, 220])
         body.setChildrenCollapsible(False)
         buttons = QHBoxLayout()
-        buttons.addWidget(self.detail, 1)
+        buttons.addStretch(1)
         for button in (self.accept_button, self.reject_button, self.clear_button, self.export_button,
                        self.close_button):  # fmt: skip
             buttons.addWidget(button)
@@ -192,6 +209,7 @@ class PlaybookReviewView(QDialog):
         layout.addWidget(self.status)
         layout.addWidget(self.message)
         layout.addLayout(top)
+        layout.addWidget(self.detail)
         layout.addWidget(body, 1)
         layout.addLayout(buttons)
         self._fill_rules()
@@ -229,6 +247,7 @@ class PlaybookReviewView(QDialog):
         self.finished_status = status
         self.stop_button.setEnabled(False)
         self.detail.setText("")
+        self.detail.setVisible(False)  # it said what the engine was doing; nothing now
         if self.progress.maximum() == 0:
             self.progress.setMaximum(1)
 
@@ -256,8 +275,8 @@ class PlaybookReviewView(QDialog):
         for row, rule in enumerate(self.playbook.rules):
             self._set(row, RULE, rule.name, rule.position)
             self._set(row, VERDICT, "…", "not decided yet")
-            for col in (PAGE, CLAUSE, REASON, CONFIDENCE, CHECK, DECISION):
-                self._set(row, col, "")
+            self._set(row, CLAUSE, f"Position: {rule.position}", rule.position)  # not a finding: said so
+            self._set(row, DECISION, "")
         self._widths()
 
     def _fill_findings(self, review: PlaybookReview) -> None:
@@ -267,13 +286,13 @@ class PlaybookReviewView(QDialog):
         for row, f in enumerate(review.findings):
             rule = review.playbook.rule(f.rule_key)
             quote = " ".join(f.quote.split())
-            self._set(row, RULE, rule.name, rule.position)
-            self._set(row, VERDICT, f.verdict_text, f.verdict_text)
-            self._set(row, PAGE, f.where or "-", "no clause in the contract" if not f.where else f.where)
-            self._set(row, CLAUSE, f"“{quote}”" if quote else "-", quote or "no clause quoted")
-            self._set(row, REASON, f.reason, f.reason)
-            self._set(row, CONFIDENCE, confidence_text(f), f"decided by {f.decided_by}" if f.decided_by else "")
-            self._set(row, CHECK, check_text(f), "the grounding check of the clause against its page")
+            where = f"{f.where} · {check_text(f)}" if f.where else "no clause"
+            clause = f"“{quote}”" if quote else "no clause quoted"
+            sure = confidence_text(f)
+            decided = f", decided by {f.decided_by}" if f.decided_by else ""
+            self._set(row, RULE, f"{rule.name}\n{where}", f"{rule.name}: {rule.position}\n{where}")
+            self._set(row, VERDICT, f"{f.verdict_text}\n{sure}", f"{f.verdict_text}; confidence {sure}{decided}")
+            self._set(row, CLAUSE, f"{f.reason}\n{clause}", f"{f.reason}\n{clause}")
             self._set(row, DECISION, DECISION_TEXT.get(f.decision, f.decision), f.note)
             item = self.table.item(row, VERDICT)
             assert item is not None
@@ -296,18 +315,31 @@ class PlaybookReviewView(QDialog):
         self.table.setItem(row, col, item)
 
     def _widths(self) -> None:
-        """Short columns fit their words; the clause and the reason share what is left."""
-        for col in (RULE, VERDICT, PAGE, CONFIDENCE, CHECK, DECISION):
+        """The short columns fit their words (a long rule name is cut); the reason and clause take the rest."""
+        for col in (RULE, VERDICT, DECISION):
             self.table.resizeColumnToContents(col)
-        self.table.setColumnWidth(RULE, min(self.table.columnWidth(RULE), self.fontMetrics().averageCharWidth() * 28))
-        fixed = sum(self.table.columnWidth(c) for c in (RULE, VERDICT, PAGE, CONFIDENCE, CHECK, DECISION))
-        room = max(self.table.viewport().width(), self.width() - 40) - fixed
-        self.table.setColumnWidth(CLAUSE, max(room * 11 // 20, 120))
-        self.table.setColumnWidth(REASON, max(room * 9 // 20, 120))
+        most = self.fontMetrics().averageCharWidth() * 24
+        self.table.setColumnWidth(RULE, min(self.table.columnWidth(RULE), most))
 
-    def resizeEvent(self, event) -> None:  # type: ignore[no-untyped-def]
-        super().resizeEvent(event)
-        self._widths()
+    def place_beside(self, keep_clear: QRect) -> None:
+        """Beside the document viewer (global `keep_clear`), on the side with more room, so a finding's clause
+        opened there stays in sight; where neither side has room for the findings, as any dialog opens."""
+        screen = available(self)
+        left = keep_clear.left() - screen.left()
+        right = screen.right() - keep_clear.right()
+        width = max(left, right)
+        if width < SIDE_WIDTH:
+            return
+        x = screen.left() if left > right else keep_clear.right() + 1
+        self.setGeometry(QRect(x, screen.top(), width, screen.height()).marginsRemoved(self._frame()))
+
+    def _frame(self) -> QMargins:
+        """The window manager's frame around the dialog (none known before it is first shown)."""
+        outer, inner = self.frameGeometry(), self.geometry()
+        return QMargins(
+            inner.left() - outer.left(), inner.top() - outer.top(),
+            outer.right() - inner.right(), outer.bottom() - inner.bottom(),
+        )  # fmt: skip
 
     def _summary(self) -> None:
         review = self.review

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
-from PySide6.QtCore import QObject, QSize, Signal
+from PySide6.QtCore import QObject, QRect, QSize, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
@@ -79,6 +79,9 @@ class WorkMenu(QObject):
             menu.addAction(action)
             self.actions[key] = action
         self.dialogs: list[QDialog] = []  # kept alive while open
+        # Where on the screen a view that opens pages should leave the window's document viewer in sight
+        # (global coordinates), given by the window; None: the view opens where dialogs open.
+        self.keep_clear: Callable[[], QRect] | None = None
 
     @property
     def window(self) -> QMainWindow:
@@ -150,6 +153,8 @@ class WorkMenu(QObject):
         self.connect_review(view)
         view.show_review(review)
         self._show(view)
+        if self.keep_clear is not None:
+            view.place_beside(self.keep_clear())
         return view
 
     def connect_review(self, view: PlaybookReviewView) -> None:

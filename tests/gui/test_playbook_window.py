@@ -22,7 +22,7 @@ from app.playbook.values import VERDICT_TEXT
 from tests.fixtures.answers import store_sample_cells, store_sample_review
 from tests.fixtures.office import soffice
 from tests.fixtures.pdfs import GOVERNING_LAW_PAGE
-from ui.playbook_view import CLAUSE, DECISION, VERDICT, PlaybookReviewView
+from ui.playbook_view import CLAUSE, DECISION, RULE, VERDICT, PlaybookReviewView
 
 pytestmark = pytest.mark.gui
 
@@ -103,7 +103,7 @@ def test_a_review_runs_on_the_window_engine_and_lists_every_rule(  # type: ignor
     assert review is not None and review_ids(window.ctx) == [review.id] and review.document_id == doc
     assert [f.rule_key for f in review.findings] == ["governing_law", "cap_on_liability"]
     for row, finding in enumerate(review.findings):
-        assert view.table.item(row, VERDICT).text() == VERDICT_TEXT[finding.verdict]
+        assert view.table.item(row, VERDICT).text().split("\n")[0] == VERDICT_TEXT[finding.verdict]
         assert view.table.item(row, DECISION).text() == "not reviewed"
     assert f"Review {review.id} of " in view.status.text() and "Short book" in view.status.text()
     assert not view.progress.isVisible() and view.export_button.isEnabled()
@@ -140,8 +140,8 @@ def test_stop_keeps_the_fields_read_and_the_next_review_goes_on_from_there(  # t
 def test_accept_and_reject_are_stored_audited_and_shown_when_reopened(qtbot, window, contract_pdf) -> None:  # type: ignore[no-untyped-def]
     view, review_id, _doc = _sample(window, contract_pdf)
     assert view.table.rowCount() == 10  # every rule of the built-in playbook
-    assert view.table.item(_row(view, "anti_assignment"), VERDICT).text() == "missing"
-    assert view.table.item(_row(view, "insurance"), VERDICT).text() == "needs a person"
+    assert view.table.item(_row(view, "anti_assignment"), VERDICT).text() == "missing\n95% (high)"
+    assert view.table.item(_row(view, "insurance"), VERDICT).text().startswith("needs a person\n")
     view.table.setCurrentCell(_row(view, "anti_assignment"), 0)
     view.accept_button.click()
     view.table.setCurrentCell(_row(view, "audit_rights"), 0)
@@ -172,7 +172,9 @@ def test_accept_and_reject_are_stored_audited_and_shown_when_reopened(qtbot, win
 def test_a_finding_clicked_opens_its_clause_highlighted(qtbot, window, contract_pdf) -> None:  # type: ignore[no-untyped-def]
     view, _review, doc = _sample(window, contract_pdf)
     law = _row(view, "governing_law")
-    assert view.table.item(law, CLAUSE).text().startswith("“Governing Law This Agreement shall be governed")
+    assert view.table.item(law, RULE).text() == "Governing law\np. 4 · quoted"
+    reason, clause = view.table.item(law, CLAUSE).text().split("\n")
+    assert reason.startswith("Delaware is ") and clause.startswith("“Governing Law This Agreement shall be governed")
     with qtbot.waitSignal(window.viewer.page_shown, timeout=10000) as shown:
         _click(view, law)
     assert shown.args == [doc, GOVERNING_LAW_PAGE]
@@ -232,3 +234,37 @@ def test_export_writes_a_docx_whose_tracked_changes_are_the_accepted_findings(  
     markdown = view.export_to(tmp_path / "review.md")
     assert markdown is not None and "| Assignment only with consent | missing |" in markdown.read_text()
     assert view.message.text() == f"Wrote {tmp_path / 'review.md'}."
+
+
+def test_a_failed_review_says_why_in_one_line_and_frees_the_engine(  # type: ignore[no-untyped-def]
+    qtbot, window, contract_pdf, tiny_qwen35, tmp_path
+) -> None:
+    """The chosen model's file gone (a removable drive unplugged): the review window says so in one line."""
+    import shutil
+
+    model = tmp_path / "drive" / "model.gguf"
+    model.parent.mkdir()
+    shutil.copy(tiny_qwen35, model)
+    record, _ = window.ctx.models.add(model)
+    window.ctx.settings.active_model = record.sha256
+    window.ctx.save_settings()
+    model.unlink()
+    view, _doc = _start(qtbot, window, contract_pdf, tmp_path, 2)
+    qtbot.waitUntil(lambda: view.finished_status is not None, timeout=60000)
+    assert view.finished_status == "failed"
+    assert view.status.text() == f"The review failed: the model file {model} is missing (removable drive not attached?)"
+    assert not view.stop_button.isEnabled() and review_ids(window.ctx) == []
+    qtbot.waitUntil(lambda: window._job is None and window.chat.send_button.isEnabled(), timeout=10000)
+
+
+def test_enter_on_a_finding_opens_its_clause_and_decides_nothing(qtbot, window, contract_pdf) -> None:  # type: ignore[no-untyped-def]
+    view, review_id, doc = _sample(window, contract_pdf)
+    view.table.setCurrentCell(_row(view, "anti_assignment"), 0)
+    view.accept_button.click()  # the last button pressed: Enter must not press it again
+    view.table.setFocus()
+    view.table.setCurrentCell(_row(view, "governing_law"), 0)
+    with qtbot.waitSignal(window.viewer.page_shown, timeout=10000) as shown:
+        QTest.keyClick(view.table, Qt.Key.Key_Return)
+    assert shown.args == [doc, GOVERNING_LAW_PAGE]
+    decided = {f.rule_key: f.decision for f in load_review(window.ctx, review_id).findings if f.decision}
+    assert decided == {"anti_assignment": "accepted"}
