@@ -268,3 +268,23 @@ def test_enter_on_a_finding_opens_its_clause_and_decides_nothing(qtbot, window, 
     assert shown.args == [doc, GOVERNING_LAW_PAGE]
     decided = {f.rule_key: f.decision for f in load_review(window.ctx, review_id).findings if f.decision}
     assert decided == {"anti_assignment": "accepted"}
+
+
+def test_earlier_reviews_of_the_matter_are_listed_to_reopen(qtbot, window, contract_pdf, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QInputDialog
+
+    assert window.work_menu.show_reviews() is None
+    assert "No playbook reviews in this matter yet" in window.statusBar().currentMessage()
+    first, review_id, _doc = _sample(window, contract_pdf)
+    first.close()
+    offered: list[list[str]] = []
+
+    def pick(_parent, _title, _label, items, *_a):  # type: ignore[no-untyped-def]
+        offered.append(items)
+        return items[0], True
+
+    monkeypatch.setattr(QInputDialog, "getItem", pick)
+    window.work_menu.actions["reviews"].trigger()  # Work > Playbook reviews…
+    assert offered and offered[0][0].startswith(f"{review_id}: Master Services Agreement against Commercial contract (")
+    reopened = [d for d in window.work_menu.dialogs if isinstance(d, PlaybookReviewView)]
+    assert len(reopened) == 1 and reopened[0].review is not None and reopened[0].review.id == review_id
