@@ -237,10 +237,13 @@ def test_export_writes_a_docx_whose_tracked_changes_are_the_accepted_findings(  
 
 
 def test_a_failed_review_says_why_in_one_line_and_frees_the_engine(  # type: ignore[no-untyped-def]
-    qtbot, window, contract_pdf, tiny_qwen35, tmp_path
+    qtbot, window, contract_pdf, tiny_qwen35, tmp_path, monkeypatch
 ) -> None:
-    """The chosen model's file gone (a removable drive unplugged): the review window says so in one line."""
+    """Work > Review against playbook… with the model's file gone (a removable drive unplugged): the review
+    window says so in one line."""
     import shutil
+
+    from PySide6.QtWidgets import QInputDialog
 
     model = tmp_path / "drive" / "model.gguf"
     model.parent.mkdir()
@@ -249,7 +252,21 @@ def test_a_failed_review_says_why_in_one_line_and_frees_the_engine(  # type: ign
     window.ctx.settings.active_model = record.sha256
     window.ctx.save_settings()
     model.unlink()
-    view, _doc = _start(qtbot, window, contract_pdf, tmp_path, 2)
+    doc = window.ctx.library.add(contract_pdf).document
+    window.refresh_library(select=doc.id)
+    qtbot.waitUntil(lambda: window.library.selected_ids() == [doc.id], timeout=10000)
+    key = _playbook(window, tmp_path, 2)
+    offered: list[list[str]] = []
+
+    def pick(_parent, _title, _label, items, *_a):  # type: ignore[no-untyped-def]
+        offered.append(items)
+        return next(i for i in items if i.startswith(f"{key}: ")), True
+
+    monkeypatch.setattr(QInputDialog, "getItem", pick)
+    window.work_menu.actions["review"].trigger()  # Work > Review against playbook…
+    assert offered == [["commercial_contract: Commercial contract", "short: Short book"]]
+    view = window.playbook_review
+    assert isinstance(view, PlaybookReviewView) and view.isVisible()
     qtbot.waitUntil(lambda: view.finished_status is not None, timeout=60000)
     assert view.finished_status == "failed"
     assert view.status.text() == f"The review failed: the model file {model} is missing (removable drive not attached?)"
