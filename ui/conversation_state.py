@@ -14,6 +14,7 @@ class Job(Enum):
     EXTRACT = "extract"
     COMPARE = "compare"
     NAMES = "names"  # the people and organisations to offer for redaction
+    REVIEW = "review"  # a document checked against a playbook
 
     @property
     def busy(self) -> str:
@@ -23,12 +24,19 @@ class Job(Enum):
             Job.EXTRACT: "an extraction run",
             Job.COMPARE: "a comparison",
             Job.NAMES: "names to redact",
+            Job.REVIEW: "a playbook review",
         }[self]
 
     @property
     def engine_state(self) -> str:
         """The status bar's engine word as the job starts."""
-        return {Job.ASK: "loading", Job.EXTRACT: "extracting", Job.COMPARE: "comparing", Job.NAMES: "loading"}[self]
+        return {
+            Job.ASK: "loading",
+            Job.EXTRACT: "extracting",
+            Job.COMPARE: "comparing",
+            Job.NAMES: "loading",
+            Job.REVIEW: "reviewing",
+        }[self]
 
 
 @dataclass

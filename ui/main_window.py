@@ -9,7 +9,7 @@ from collections import deque
 from itertools import pairwise
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QMetaObject, QSize, Qt, QThread, Signal
+from PySide6.QtCore import QByteArray, QMetaObject, QPoint, QRect, QSize, Qt, QThread, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -31,7 +31,7 @@ from app.compare.summary import Summary
 from app.context import AppContext
 from app.engine.progress import Progress
 from app.engine.session import Session
-from app.errors import NotFound
+from app.errors import USER_ERRORS, NotFound, one_line
 from app.extraction.runner import Evidence
 from app.reading import ReadAheadStatus, reading_states
 from app.store.conversations import Conversations, MessageRow
@@ -47,6 +47,7 @@ from ui.conversations_panel import ConversationsPanel
 from ui.extraction_runner import ExtractionRunDialog
 from ui.library_panel import LibraryPanel
 from ui.matter_menu import MatterMenu
+from ui.playbook_view import PlaybookReviewView
 from ui.read_ahead import ReadAheadRunner
 from ui.redaction_dialog import RedactionDialog
 from ui.setup_menu import SetupMenu
@@ -66,6 +67,8 @@ from ui.workers import (
     ExtractJob,
     IngestProgress,
     IngestWorker,
+    ReviewJob,
+    ReviewStopped,
     SummaryUnavailable,
 )
 
@@ -85,6 +88,7 @@ class MainWindow(QMainWindow):
     ask_job = Signal(object)
     extract_job = Signal(object)
     compare_job = Signal(object)
+    review_job = Signal(object)
     names_job = Signal(int)
     ingest_job = Signal(list, object)
     matter_job = Signal(int)  # to the workers: the matter the window works in from now on
@@ -101,6 +105,7 @@ class MainWindow(QMainWindow):
         self.talk = ConversationState()
         self.extraction: ExtractionRunDialog | None = None
         self.comparison: CompareView | None = None
+        self.playbook_review: PlaybookReviewView | None = None  # the review the engine is running, or ran last
         self.redaction: RedactionDialog | None = None
         self._job: Job | None = None  # while the engine works
         # A question refused as too big for the context, offered other readings once the engine is free.
@@ -339,6 +344,8 @@ class MainWindow(QMainWindow):
         self.ask_job.connect(self.engine_worker.ask)
         self.extract_job.connect(self.engine_worker.extract)
         self.compare_job.connect(self.engine_worker.compare)
+        self.review_job.connect(self.engine_worker.review)
+        self.engine_worker.review_event.connect(self._on_review_event)
         self.names_job.connect(self.engine_worker.names)
         self.engine_worker.compare_event.connect(self._on_compare_event)
         self.engine_worker.names_event.connect(self._on_names_event)
@@ -506,6 +513,8 @@ class MainWindow(QMainWindow):
         self.matter_menu.destroy_requested.connect(self.destroy_matter)
         self.matter_menu.destroyed.connect(self._on_matter_destroyed)
         self.work_menu.extraction_requested.connect(self.run_extraction)
+        self.work_menu.review_requested.connect(self.review_against_playbook)
+        self.work_menu.keep_clear = self.viewer_area
         self.work_menu.compare_requested.connect(self.compare_selected)
         self.work_menu.check_requested.connect(self.check_selected)
         self.work_menu.page_requested.connect(self.open_page)
@@ -803,6 +812,9 @@ class MainWindow(QMainWindow):
             self.open_conversation(self.conversation_id)
         if job is Job.EXTRACT and self.extraction is not None and self.extraction.finished_status is None:
             self.extraction.finish("failed", "the run stopped")
+        review = self.playbook_review
+        if job is Job.REVIEW and review is not None and review.finished_status is None:
+            review.failed("the review stopped")
         if self._offer is not None:
             asked, reason = self._offer
             self._offer = None
@@ -842,6 +854,9 @@ class MainWindow(QMainWindow):
             self.extraction.finish("failed", reason)
         elif self._job is Job.COMPARE and self.comparison is not None:
             self.comparison.summary_unavailable(reason)
+        elif self._job is Job.REVIEW:
+            if self.playbook_review is not None:
+                self.playbook_review.failed(reason)
         elif self._job is Job.NAMES:
             if self.redaction is not None:
                 self.redaction.names_failed(reason)
@@ -879,6 +894,75 @@ class MainWindow(QMainWindow):
     def check_selected(self) -> None:
         """Work > Check contract on the selected documents (no model: the engine is not involved)."""
         self.work_menu.check(self.library.selected_ids())
+
+    # -- playbook review -------------------------------------------------------------------------
+    def review_against_playbook(
+        self, playbook_key: str | None = None, document_id: int | None = None
+    ) -> PlaybookReviewView | None:
+        """Work > Review against playbook…: the selected document (or the one shown) checked against a
+        playbook the user picks, on the window's engine like a question; the view shows it as it runs."""
+        from app.playbook.book import PlaybookStore
+
+        if document_id is None:
+            ids = self.library.selected_ids()
+            if len(ids) > 1:
+                self.statusBar().showMessage("Select one document to review against a playbook", 5000)
+                return None
+            document_id = ids[0] if ids else (self.viewer.doc.id if self.viewer.doc is not None else None)
+        if document_id is None:
+            self.statusBar().showMessage("Select the document to review first", 5000)
+            return None
+        if not self._engine_free():
+            return None
+        store = PlaybookStore.for_config(self.ctx.paths.config_dir)
+        try:
+            books = store.all()
+            if playbook_key is None:
+                labels = [f"{b.key}: {b.name}" for b in books]
+                if store.damaged:  # named, never a reason to refuse the ones that read
+                    self.statusBar().showMessage(f"{len(store.damaged)} playbook file(s) left out: {store.damaged[0]}")
+                choice, ok = QInputDialog.getItem(self, "Review against playbook", "Playbook", labels, 0, False)
+                if not ok:
+                    return None
+                playbook_key = choice.split(":")[0]
+            playbook = store.get(playbook_key)
+            doc = self.ctx.library.get(document_id)
+        except USER_ERRORS as exc:
+            QMessageBox.warning(self, "Folio", one_line(exc))
+            return None
+        view = PlaybookReviewView(self.ctx, playbook, doc.title, self)
+        view.cancel_requested.connect(self.stop)
+        self.work_menu.connect_review(view)
+        self.playbook_review = view
+        view.show()
+        view.place_beside(self.viewer_area())
+        self._start_job(Job.REVIEW)
+        self.review_job.emit(ReviewJob(doc.id, playbook.key))
+        return view
+
+    def viewer_area(self) -> QRect:
+        """The document viewer on the screen: a review opens its clauses there, so it opens beside it."""
+        return QRect(self.viewer.mapToGlobal(QPoint(0, 0)), self.viewer.size())
+
+    def _on_review_event(self, event: object) -> None:
+        from app.playbook.review import PlaybookReview
+
+        if isinstance(event, Progress):
+            self._show_progress(event)
+        elif not isinstance(event, PlaybookReview | ReviewStopped):
+            self.status.set_engine("reviewing")
+        view = self.playbook_review
+        if isinstance(event, PlaybookReview):
+            if view is None or not view.isVisible():  # closed while it ran: it is stored all the same
+                self.statusBar().showMessage(f"Playbook review {event.id} stored: Work > Playbook reviews…", 10000)
+            if view is not None:
+                view.show_review(event)
+        elif view is None:
+            return
+        elif isinstance(event, ReviewStopped):
+            view.stopped(event.cells_done, event.cells_total)
+        else:
+            view.on_event(event)
 
     # -- comparing two versions ----------------------------------------------------------------
     def compare_selected(self, document_ids: list[int] | None = None) -> None:

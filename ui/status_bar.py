@@ -20,6 +20,7 @@ ENGINE_STATES = {
     "answering": "answering",
     "stopping": "stopping",
     "extracting": "extracting",
+    "reviewing": "reviewing against a playbook",
 }
 
 

@@ -1,5 +1,5 @@
-"""The Work menu: search, extraction tables and templates, comparing two versions, checking contracts,
-exports and the audit log.
+"""The Work menu: search, extraction tables and templates, playbook reviews, comparing two versions,
+checking contracts, exports and the audit log.
 
 It only uses the Qt-free services in app/ (Search, ExtractionService tables, TemplateStore,
 Exporter, AuditLog). What belongs to the window (starting a run on its engine, opening a page, a
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
-from PySide6.QtCore import QObject, QSize, Signal
+from PySide6.QtCore import QObject, QRect, QSize, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
@@ -28,6 +28,7 @@ from app.extraction.templates import TemplateStore
 from app.store.search import Search
 from ui.check_view import CheckView
 from ui.extraction_table import ExtractionTableView
+from ui.playbook_view import PlaybookReviewView
 from ui.search_panel import SearchPanel
 from ui.sizing import on_screen
 from ui.template_editor import TemplateEditor
@@ -44,6 +45,7 @@ def _dialog(parent: QWidget, title: str, widget: QWidget) -> QDialog:
 
 class WorkMenu(QObject):
     extraction_requested = Signal()  # run a template on the selected documents
+    review_requested = Signal()  # review the selected document against a playbook (on the window's engine)
     compare_requested = Signal()  # compare the two selected documents
     check_requested = Signal()  # the window answers with check(the selected documents)
     page_requested = Signal(int, int, object)  # document id, page, words to mark (tuple[str, ...])
@@ -61,6 +63,8 @@ class WorkMenu(QObject):
             ("search", "&Search…", "Ctrl+Shift+F", self.search),
             ("run_extraction", "&Run extraction on selected documents…", "", self.extraction_requested),
             ("table", "Extraction ta&ble…", "", self.show_table),
+            ("review", "Review against &playbook…", "", self.review_requested),
+            ("reviews", "Playbook revie&ws…", "", self.show_reviews),
             ("compare", "&Compare the two selected documents…", "Ctrl+Shift+D", self.compare_requested),
             ("check", "Chec&k contract (terms, references, key dates)…", "Ctrl+Shift+K", self.check_requested),
             ("templates", "&Templates…", "", self.edit_template),
@@ -75,6 +79,9 @@ class WorkMenu(QObject):
             menu.addAction(action)
             self.actions[key] = action
         self.dialogs: list[QDialog] = []  # kept alive while open
+        # Where on the screen a view that opens pages should leave the window's document viewer in sight
+        # (global coordinates), given by the window; None: the view opens where dialogs open.
+        self.keep_clear: Callable[[], QRect] | None = None
 
     @property
     def window(self) -> QMainWindow:
@@ -119,6 +126,40 @@ class WorkMenu(QObject):
         self.connect_table(view)
         self._show(_dialog(self.window, f"Extraction run {run_id}", view))
         return view
+
+    def show_reviews(self, review_id: int | None = None) -> PlaybookReviewView | None:
+        """An earlier playbook review of the current matter, reopened to read, decide and export."""
+        from app.playbook.review import load_review, review_ids
+
+        if not review_id:
+            ids = review_ids(self.ctx)  # the newest first
+            if not ids:
+                self._say("No playbook reviews in this matter yet: Work > Review against playbook…")
+                return None
+            labels = []
+            for i in ids:
+                r = load_review(self.ctx, i)
+                labels.append(f"{i}: {r.title} against {r.playbook.name} ({r.created_at[:16].replace('T', ' ')})")
+            choice, ok = QInputDialog.getItem(self.window, "Playbook reviews", "Review", labels, 0, False)
+            if not ok:
+                return None
+            review_id = int(choice.split(":")[0])
+        try:
+            review = load_review(self.ctx, review_id)
+        except USER_ERRORS as exc:
+            self._warn(one_line(exc))
+            return None
+        view = PlaybookReviewView(self.ctx, review.playbook, review.title, self.window)
+        self.connect_review(view)
+        view.show_review(review)
+        self._show(view)
+        if self.keep_clear is not None:
+            view.place_beside(self.keep_clear())
+        return view
+
+    def connect_review(self, view: PlaybookReviewView) -> None:
+        """A finding opens its clause in the viewer the way an extraction table's cell does."""
+        view.evidence_requested.connect(self.open_evidence)
 
     def connect_table(self, view: ExtractionTableView) -> None:
         """A table's cells open their passage in the viewer, and its review buttons are recorded."""

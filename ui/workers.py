@@ -1,11 +1,11 @@
 """Qt workers: long work runs on its own thread, one owner per resource, results come back as signals.
 
-The chat worker runs questions, extraction runs and comparisons, in turn, on the window's session (one engine); the
-ingest worker owns the writes of new documents, and the purge worker, on the same thread, destroys
-matters (so a purge never runs beside an add). Each opens its own SQLite connection, in the matter the
-window works in (`use_matter`, queued like the jobs: a job sent before a switch finishes in the matter
-it was sent in). The UI thread reads, renders and makes the odd one-row write (rename, delete, recent
-documents).
+The chat worker runs questions, extraction runs, playbook reviews and comparisons, in turn, on the
+window's session (one engine); the ingest worker owns the writes of new documents, and the purge worker,
+on the same thread, destroys matters (so a purge never runs beside an add). Each opens its own SQLite
+connection, in the matter the window works in (`use_matter`, queued like the jobs: a job sent before a
+switch finishes in the matter it was sent in). The UI thread reads, renders and makes the odd one-row
+write (rename, delete, recent documents).
 
 Connect these signals only to methods of QObjects that live in the UI thread: a lambda or plain
 function has no receiver, so Qt would call it in the worker's thread.
@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 
@@ -28,6 +29,9 @@ from app.extraction.runner import ExtractionEvent, ExtractionService
 from app.processes.ingest_reader import IngestProcess
 from app.purge import purge_matter
 from ingest.progress import ReadProgress
+
+if TYPE_CHECKING:
+    from app.playbook.review import PlaybookReviewer
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,22 @@ class AskJob:
 class ExtractJob:
     template_key: str
     document_ids: list[int]
+
+
+@dataclass(frozen=True)
+class ReviewJob:
+    """A document checked against a playbook (app.playbook): its fields read, every rule decided by code."""
+
+    document_id: int
+    playbook_key: str
+
+
+@dataclass(frozen=True)
+class ReviewStopped:
+    """A review stopped by the user: the fields read so far are stored, and the same review resumes there."""
+
+    cells_done: int
+    cells_total: int
 
 
 @dataclass(frozen=True)
@@ -113,6 +133,9 @@ class EngineWorker(QObject):
     extraction_event = Signal(object)  # app.extraction.runner.ExtractionEvent
     compare_event = Signal(object)  # Redline, then Progress..., then Summary or SummaryUnavailable
     names_event = Signal(object)  # Progress..., then app.redaction.names.Suggestions
+    # The extraction events of the review's fields (RunStarted, CellsStored, Progress...), then the stored
+    # app.playbook.review.PlaybookReview, or ReviewStopped.
+    review_event = Signal(object)
     failed = Signal(str)
     # A question whose documents do not fit the context: the job and the planner's line, so the window
     # can offer to read them another way (ui/strategy_dialog.py) instead of only refusing.
@@ -125,6 +148,7 @@ class EngineWorker(QObject):
         self.session = session
         self._service: ChatService | None = None
         self._extraction: ExtractionService | None = None
+        self._reviewer: PlaybookReviewer | None = None
         self._token = CancelToken()  # the job under way's: Stop stops that job, whatever it is
 
     def _svc(self) -> ChatService:
@@ -238,6 +262,38 @@ class EngineWorker(QObject):
                 return
             self.names_event.emit(found)
 
+    @Slot(object)
+    def review(self, job: ReviewJob) -> None:
+        """Check a document against a playbook on the same engine as chat and extraction. A stop keeps the
+        fields read so far (the extraction run's cells), as `folio review` does, and says how far it came."""
+        from app.extraction.runner import CellsStored, RunStarted
+        from app.playbook.book import PlaybookStore
+
+        with self._job() as token:
+            reviewer = self._playbook_reviewer()
+            playbook = PlaybookStore.for_config(reviewer.ctx.paths.config_dir).get(job.playbook_key)
+            done = [0, len(playbook.template().fields)]
+
+            def on_event(event: ExtractionEvent) -> None:
+                if isinstance(event, RunStarted | CellsStored):
+                    done[:] = [event.cells_done, event.cells_total]
+                self.review_event.emit(event)
+
+            try:
+                review = reviewer.review(job.document_id, playbook, on_event=on_event, cancel=token)
+            except Cancelled:
+                self.review_event.emit(ReviewStopped(done[0], done[1]))
+                return
+            self.review_event.emit(review)
+
+    def _playbook_reviewer(self) -> PlaybookReviewer:
+        if self._reviewer is None:  # on the worker thread, on the window's session: one engine owner
+            from app.playbook.review import PlaybookReviewer
+
+            chat = self._svc()
+            self._reviewer = PlaybookReviewer(chat.ctx, self.session)
+        return self._reviewer
+
     def _extractor(self) -> ExtractionService:
         if self._extraction is None:
             chat = self._svc()
@@ -258,6 +314,7 @@ class EngineWorker(QObject):
         self._own.close()
         self._service = None
         self._extraction = None
+        self._reviewer = None
 
 
 class IngestWorker(QObject):

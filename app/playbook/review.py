@@ -182,11 +182,11 @@ def _outcome(rule: Rule, cell: Cell) -> Outcome:
         )
     if rule.kind == PRESENT:
         if cell.found:
-            return Outcome(MET, f"The contract has a {what.lower()} clause{where}.")
+            return Outcome(MET, f"The contract has {_a(what.lower())} clause{where}.")
         return Outcome(MISSING, f"No {what.lower()} clause was found in the contract.")
     if rule.kind == ABSENT:
         if cell.found:
-            return Outcome(NOT_MET, f"The contract has a {what.lower()} clause{where}; the position is to have none.")
+            return Outcome(NOT_MET, f"The contract has {_a(what.lower())} clause{where}; the position is to have none.")
         return Outcome(MET, f"No {what.lower()} clause was found, as the position wants.")
     if not cell.found:
         if rule.if_absent == MET:
@@ -204,6 +204,11 @@ def _outcome(rule: Rule, cell: Cell) -> Outcome:
         fallback=rule.fallback[0] if rule.fallback else "",
         unacceptable=rule.unacceptable[0] if rule.unacceptable else "",
     )
+
+
+def _a(words: str) -> str:
+    """'an insurance', 'an uncapped liability', 'a cap on liability': the reason reads as a sentence."""
+    return f"{'an' if words[:1] in 'aeiou' else 'a'} {words}"
 
 
 # -- running, storing, reading back ---------------------------------------------------------------------

@@ -223,11 +223,11 @@ def main() -> int:
 
 
 def _document_windows(ctx, window, doc_id: int, path: Path) -> list[tuple[str, QWidget]]:  # type: ignore[no-untyped-def]
-    """The extraction table (sample answers, grounded for real) and the Compare view of the document
-    and a revised copy of it."""
+    """The extraction table (sample answers, grounded for real), the playbook review of those answers and the
+    Compare view of the document and a revised copy of it."""
     from app.compare.redline import compare
     from app.compare.versions import version_from_library
-    from tests.fixtures.answers import store_sample_cells
+    from tests.fixtures.answers import store_sample_cells, store_sample_review
     from ui.compare_view import CompareView
 
     folder = Path(tempfile.mkdtemp(prefix="folio-probe-"))
@@ -236,11 +236,13 @@ def _document_windows(ctx, window, doc_id: int, path: Path) -> list[tuple[str, Q
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     window.refresh_library(select=doc_id)
-    table = window.work_menu.show_table(store_sample_cells(ctx, doc_id))
+    run = store_sample_cells(ctx, doc_id)
+    table = window.work_menu.show_table(run)
+    review = window.work_menu.show_reviews(store_sample_review(ctx, doc_id, run))
     old = ctx.library.get(doc_id)
     view = CompareView(ctx, old.title, new.title, window)
     view.show_redline(compare(version_from_library(ctx, doc_id), version_from_library(ctx, new.id)))
-    return [("extraction table", table.window()), ("compare", view)]
+    return [("extraction table", table.window()), ("playbook review", review), ("compare", view)]
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from tests.conftest import CORPUS
 pytestmark = pytest.mark.gui
 PROBE = Path(__file__).with_name("scaling_probe.py")
 WINDOWS = ("main window", "settings", "model setup")
-DOCUMENT_WINDOWS = (*WINDOWS, "extraction table", "compare")
+DOCUMENT_WINDOWS = (*WINDOWS, "extraction table", "playbook review", "compare")
 # A name in CUAD's style (company, filing date, exhibit, title, parties) for when the corpus is absent.
 MADE_UP = (
     "NORTHWINDANALYTICSHOLDINGSINC_03_03_2025-EX-10.31-MASTER SERVICES AND TECHNICAL INFRASTRUCTURE "

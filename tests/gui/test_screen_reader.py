@@ -123,15 +123,19 @@ def test_extraction_cells_and_compared_changes_are_said_in_words(answered, tmp_p
 
 
 def test_the_dialogs_name_and_describe_every_control_too(answered) -> None:  # type: ignore[no-untyped-def]
+    from app.playbook.book import PlaybookStore
     from ui.compare_view import CompareView
     from ui.extraction_runner import ExtractionRunDialog
+    from ui.playbook_view import PlaybookReviewView
     from ui.settings_dialog import SettingsDialog
 
     window = answered
+    book = PlaybookStore.for_config(window.ctx.paths.config_dir).get("commercial_contract")
     for top in (
         SettingsDialog(window.ctx, window),
         CompareView(window.ctx, "msa-v1", "msa-v2", window),
         ExtractionRunDialog(window.ctx, "Contract review", 2, window),
+        PlaybookReviewView(window.ctx, book, "msa-v1", window),
     ):
         top.show()
         found = controls(top)
