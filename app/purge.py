@@ -1,10 +1,12 @@
 """`folio purge DOC`: remove a document for good, with everything Folio derived from it.
 
 In one transaction: the document with its pages, segments and their full-text index entries, the
-paths it was added from, the conversations about it (their messages quote it) and its extraction
-cells, plus an audit entry that records the purge by sha256. SQLite's secure_delete zeroes the freed
-content, the full-text indexes are merged so no old index segment keeps its words, and the write-ahead
-log is checkpointed and truncated, so no copy of the text stays in the database files.
+paths it was added from, the conversations about it (their messages and kept answer parts quote it),
+its extraction cells, playbook reviews and check runs (ON DELETE CASCADE), plus an audit entry that
+records the purge by sha256. Its redaction logs stay, unlinked: they hold no text of it (m034).
+SQLite's secure_delete zeroes the freed content, the full-text indexes are merged so no old index
+segment keeps its words, and the write-ahead log is checkpointed and truncated, so no copy of the text
+stays in the database files.
 
 Files cannot join a transaction, so: document snapshots (model state after reading the document)
 are deleted before the commit - they are caches, losing one to a failed purge costs only a re-read;

@@ -71,8 +71,9 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> di
         "export",
         help="write a matter to one archive",
         description="Write a matter to one zip archive: its original files, stored text and page images, "
-        "conversations with verdicts, extraction tables with reviews and its audit entries, each listed with "
-        "its sha256 in the archive's manifest. Model snapshots are not included (they are rebuilt).",
+        "contract checks and redaction logs, conversations with verdicts, extraction tables with reviews and "
+        "playbook reviews, and its audit entries, each listed with its sha256 in the archive's manifest. "
+        "Model snapshots are not included (they are rebuilt).",
     )
     export.add_argument("name", metavar="NAME")
     export.add_argument("--out", required=True, metavar="FILE", help="the archive to write (.zip)")

@@ -1,8 +1,10 @@
 """A matter as one zip archive, to carry it to another (air-gapped) machine: `folio matter export|import`.
 
-The archive holds `matter.json` (the matter, its documents' rows with pages and segments, its
-conversations with messages and claims, its extraction runs with cells and reviews; documents named by
-sha256, never by this library's ids), `audit.jsonl` (the matter's audit entries, for the record),
+The archive holds `matter.json` (the matter; its documents' rows with pages, segments, sources,
+attachments, check runs with their findings and redaction logs; its conversations with messages,
+claims and the kept answers of questions read in parts; its extraction runs with cells, reviews and
+the playbook reviews made on them, with their findings and decisions; documents named by sha256, never
+by this library's ids), `audit.jsonl` (the matter's audit entries, for the record),
 `blobs/...` (page images, contact sheets, stored originals) and `originals/<sha256>` (each document's
 file, read from where it was added, when it is still there and unchanged), and `manifest.json`: the
 sha256 of every other entry.
@@ -10,7 +12,11 @@ sha256 of every other entry.
 Import reads the whole archive and checks every entry against the manifest (nothing missing, nothing
 extra, every checksum) before it writes anything; then the files go into the content-addressed blob
 folder and every row into one transaction. A document already in the library (same sha256) is only
-linked to the matter. Model snapshots are not exported: they are rebuilt.
+linked to the matter, and keeps its own check runs and redaction logs: those of the archive come in
+only with a document the import stores. Model snapshots are not exported: they are rebuilt.
+
+Version 2 added check runs, redaction logs, answer parts and playbook reviews; a version 1 archive
+(written before) imports as one that has none of them.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import dataclasses
 import hashlib
 import json
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +42,9 @@ if TYPE_CHECKING:
     from app.store.library import Library
 
 FORMAT = "folio-matter"
-VERSION = 1
+VERSION = 2
+# Versions this code reads: a key a version 1 archive lacks reads as an empty list (see `_listed`).
+READABLE = (1, 2)
 _BLOB_COLUMNS = (("pages", "image_blob"), ("segments", "image_blob"))
 _DOC_BLOBS = ("contact_sheet_blob", "original_blob")
 
@@ -63,6 +72,44 @@ def _rows(db: Database, sql: str, params: list[Any]) -> list[dict[str, Any]]:
 
 def _without(row: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k not in keys}
+
+
+def _listed(part: dict[str, Any], key: str) -> list[Any]:
+    """A list an older archive may not have (version 1 had no check runs, redaction logs, answer parts
+    or playbook reviews): missing means none."""
+    value = part.get(key)
+    return value if isinstance(value, list) else []
+
+
+def _check_runs(db: Database, doc_id: int) -> list[dict[str, Any]]:
+    """The document's check runs with their findings (a run belongs to its document, not to a matter)."""
+    out = []
+    for run in _rows(db, "SELECT * FROM check_runs WHERE document_id = ? ORDER BY id", [doc_id]):
+        findings = _rows(db, "SELECT * FROM check_findings WHERE run_id = ? ORDER BY seq", [run["id"]])
+        out.append(
+            {"run": _without(run, "id", "document_id"), "findings": [_without(f, "id", "run_id") for f in findings]}
+        )
+    return out
+
+
+def _playbook_reviews(
+    db: Database, run_id: int, by_sha: Callable[[dict[str, Any]], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The playbook reviews made on an extraction run, with their findings and reviewers' decisions. A
+    review's matter is its run's (app.playbook.review.store_review), so it travels with the run."""
+    out = []
+    for review in _rows(db, "SELECT * FROM playbook_reviews WHERE run_id = ? ORDER BY id", [run_id]):
+        rid = [review["id"]]
+        out.append(
+            {
+                "review": by_sha(_without(review, "id", "run_id", "matter_id")),
+                "findings": [_without(f, "review_id") for f in _rows(
+                    db, "SELECT * FROM playbook_findings WHERE review_id = ? ORDER BY seq", rid)],
+                "decisions": [_without(d, "id", "review_id") for d in _rows(
+                    db, "SELECT * FROM playbook_decisions WHERE review_id = ? ORDER BY id", rid)],
+            }
+        )  # fmt: skip
+    return out
 
 
 # -- export --------------------------------------------------------------------------------------
@@ -96,6 +143,9 @@ def dump_matter(db: Database, matter: Matter) -> dict[str, Any]:
                     db, "SELECT * FROM document_sources WHERE document_id = ? ORDER BY id", [doc_id])],
                 "attachments": [by_sha(_without(r, "email_id")) for r in _rows(
                     db, "SELECT * FROM attachments WHERE email_id = ? ORDER BY position", [doc_id])],
+                "check_runs": _check_runs(db, doc_id),
+                "redactions": [_without(r, "id", "document_id") for r in _rows(
+                    db, "SELECT * FROM redactions WHERE document_id = ? ORDER BY id", [doc_id])],
             }
         )  # fmt: skip
     conversations = []
@@ -103,10 +153,12 @@ def dump_matter(db: Database, matter: Matter) -> dict[str, Any]:
         messages = []
         for message in _rows(db, "SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq", [conv["id"]]):
             claims = _rows(db, "SELECT * FROM claims WHERE message_id = ? ORDER BY seq", [message["id"]])
+            parts = _rows(db, "SELECT * FROM answer_parts WHERE message_id = ? ORDER BY seq", [message["id"]])
             messages.append(
                 {
                     "message": _without(message, "id", "conversation_id"),
                     "claims": [by_sha(_without(c, "id", "message_id")) for c in claims],
+                    "parts": [_without(p, "message_id") for p in parts],
                 }
             )
         docs = _rows(
@@ -131,6 +183,7 @@ def dump_matter(db: Database, matter: Matter) -> dict[str, Any]:
                     db, "SELECT * FROM extraction_cells WHERE run_id = ? ORDER BY id", rid)],
                 "reviews": [by_sha(_without(r, "id", "run_id")) for r in _rows(
                     db, "SELECT * FROM extraction_reviews WHERE run_id = ? ORDER BY id", rid)],
+                "playbook_reviews": _playbook_reviews(db, run["id"], by_sha),
             }
         )  # fmt: skip
     audit = _rows(db, "SELECT * FROM audit_log WHERE matter_id = ? ORDER BY id", [matter.id])
@@ -229,7 +282,7 @@ def read_archive(path: Path) -> CheckedArchive:
             listed = manifest.get("entries") if isinstance(manifest, dict) else None
             if manifest.get("format") != FORMAT or not isinstance(listed, dict):
                 raise ArchiveRefused(f"{path.name} is not a Folio matter archive")
-            if manifest.get("version") != VERSION:
+            if manifest.get("version") not in READABLE:
                 raise ArchiveRefused(f"{path.name} was written by another Folio (archive version "
                                      f"{manifest.get('version')}); update Folio")  # fmt: skip
             present = set(names) - {"manifest.json"}
@@ -301,6 +354,11 @@ def load_matter(
         db.table("pages").insert_all({**p, "document_id": doc_id} for p in doc["pages"])
         db.table("segments").insert_all({**s, "document_id": doc_id} for s in doc["segments"])
         db.table("document_sources").insert_all({**s, "document_id": doc_id} for s in doc["sources"])
+        # Only for a document stored here: one already in the library keeps its own runs and logs.
+        for check in _listed(doc, "check_runs"):
+            check_id = insert_row(db, "check_runs", {**check["run"], "document_id": doc_id})
+            db.table("check_findings").insert_all({**f, "run_id": check_id} for f in check["findings"])
+        db.table("redactions").insert_all({**r, "document_id": doc_id} for r in _listed(doc, "redactions"))
     for doc in data["documents"]:  # attachments name documents that may come later in the list
         email_id = ids[doc["document"]["sha256"]]
         for att in doc["attachments"]:
@@ -326,12 +384,19 @@ def load_matter(
             message_id = insert_row(db, "messages", {**m["message"], "conversation_id": conv_id})
             for c in m["claims"]:
                 db.table("claims").insert({**doc_id_of(dict(c)), "message_id": message_id})
+            db.table("answer_parts").insert_all({**p, "message_id": message_id} for p in _listed(m, "parts"))
     for run in data["extraction_runs"]:
         run_id = insert_row(db, "extraction_runs", {**run["run"], "matter_id": matter.id})
         for table, key in (("documents", "extraction_run_documents"), ("cells", "extraction_cells"),
                            ("reviews", "extraction_reviews")):  # fmt: skip
             for r in run[table]:
                 db.table(key).insert({**doc_id_of(dict(r)), "run_id": run_id})
+        for review in _listed(run, "playbook_reviews"):
+            review_id = insert_row(
+                db, "playbook_reviews", {**doc_id_of(dict(review["review"])), "run_id": run_id, "matter_id": matter.id}
+            )
+            db.table("playbook_findings").insert_all({**f, "review_id": review_id} for f in review["findings"])
+            db.table("playbook_decisions").insert_all({**d, "review_id": review_id} for d in review["decisions"])
     return matters.by_id(matter.id), stored, reused
 
 

@@ -277,14 +277,19 @@ class Matters:
         return bool(cursor.rowcount)
 
     def delete_contents(self, matter_id: int, contents: MatterContents) -> None:
-        """The matter's own conversations (messages and their index entries go with them) and extraction
-        runs (cells and reviews go with them), its links, and the matter itself. The documents only it
-        held are purged before this by the caller, in the same transaction, which then rewrites the
-        search indexes (app/store/purge.py optimize_indexes)."""
+        """The matter's own conversations (messages, their index entries and kept answer parts go with
+        them) and extraction runs (cells, reviews and the playbook reviews made on them go with them),
+        its links, and the matter itself. The documents only it held are purged before this by the
+        caller, in the same transaction (their check runs go with them; their redaction logs stay,
+        unlinked, as a record that holds no text), which then rewrites the search indexes
+        (app/store/purge.py optimize_indexes)."""
         for conversation_id in contents.conversations:
             self.db.execute("DELETE FROM conversations WHERE id = ?", [conversation_id])
         for run_id in contents.extraction_runs:
             self.db.execute("DELETE FROM extraction_runs WHERE id = ?", [run_id])
+        # A playbook review names its matter without ON DELETE (m039): each went with its run above, and
+        # any left (none is, by store_review) would make the matter's delete below fail.
+        self.db.execute("DELETE FROM playbook_reviews WHERE matter_id = ?", [matter_id])
         self.db.execute("DELETE FROM matter_documents WHERE matter_id = ?", [matter_id])
         self.db.execute("DELETE FROM matters WHERE id = ?", [matter_id])
 
