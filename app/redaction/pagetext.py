@@ -102,11 +102,16 @@ def read_page(page: Any, ocr: OcrEngine | None, *, number: int) -> PageText:
     ink = _lines(page.get_text("rawdict", flags=flags | pymupdf.TEXT_ACCURATE_BBOXES))
     tall = _lines(page.get_text("rawdict", flags=flags))
     if [len(line) for line in tall] != [len(line) for line in ink]:
-        tall = ink  # never seen; should MuPDF group them apart, the ink boxes serve for both
+        # One reading left a character out (seen: the space of a line set on the page's bottom edge,
+        # whose ink box is empty, so 'Hello World' read 'HelloWorld' and no term matched). Follow the
+        # line-height reading, which keeps every character, with each one's ink box where the other
+        # reading has it (a space's box never removes anything: see rects_of).
+        inks = {(c, round(o[0], 2), round(o[1], 2)): box for line in ink for c, box, o in line}
+        ink = [[(c, inks.get((c, round(o[0], 2), round(o[1], 2)), box), o) for c, box, o in line] for line in tall]
     for line, tall_line in zip(ink, tall, strict=True):
         if out.text and out.text[-1] != "\n":
             out.add("\n", None, None, TEXT)
-        for (char, box), (_c, tall_box) in zip(line, tall_line, strict=True):
+        for (char, box, _o), (_c, tall_box, _to) in zip(line, tall_line, strict=True):
             out.add(char, box, tall_box, TEXT)
     _mark_hidden(page, out)
     out.pictures = picture_areas(page, text_chars=sum(1 for c in out.text if not c.isspace()))
@@ -179,14 +184,18 @@ def _inside(point: tuple[float, float], rect: Any) -> bool:
     return bool(rect[0] <= point[0] <= rect[2] and rect[1] <= point[1] <= rect[3])
 
 
-def _lines(raw: dict[str, Any]) -> list[list[tuple[str, Rect]]]:
-    """Each text line's characters (read alike, see `normal`) with their boxes."""
+def _lines(raw: dict[str, Any]) -> list[list[tuple[str, Rect, tuple[float, float]]]]:
+    """Each text line's characters (read alike, see `normal`) with their boxes and origins."""
     lines = []
     for block in raw["blocks"]:
         if block.get("type") != 0:
             continue
         for line in block["lines"]:
-            chars = [(normal(ch["c"])[:1] or " ", tuple(ch["bbox"])) for span in line["spans"] for ch in span["chars"]]
+            chars = [
+                (normal(ch["c"])[:1] or " ", tuple(ch["bbox"]), tuple(ch["origin"]))
+                for span in line["spans"]
+                for ch in span["chars"]
+            ]
             if chars:
                 lines.append(chars)
     return lines

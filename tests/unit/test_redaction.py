@@ -315,6 +315,48 @@ def test_white_text_and_text_under_a_picture_are_marked_only_where_nobody_sees_t
     }
 
 
+def test_a_line_on_the_pages_bottom_edge_keeps_its_spaces(tmp_path: Path) -> None:
+    """MuPDF's ink-box reading drops the space of a line set on the page's bottom edge (its ink box is
+    empty): the page read 'HelloWorld' and the term Hello was not found (corpus odd_pdfs/test2238.pdf)."""
+    import pymupdf
+
+    path = tmp_path / "edge.pdf"
+    doc = pymupdf.open()
+    doc.new_page(width=300, height=144).insert_text((0, 144), "Hello World", fontsize=24)
+    doc.save(path)
+    work = open_pdf(path.read_bytes())
+    prepare(work)
+    pages = read_pages(work, None)
+    assert pages[0].text == "Hello World"
+    found = find_candidates(pages, Search(patterns=(), terms=("Hello",)))
+    assert [c.text for c in found] == ["Hello"] and len(found[0].ink) == 5
+    redact(work, found, label=False)
+    scrub(work)
+    out = tmp_path / "out.pdf"
+    out.write_bytes(write(work))
+    assert prove(str(out), pages, found, ocr=None).ok
+    assert pymupdf.open(out)[0].get_text().split() == ["World"]
+
+
+def test_the_attacker_reads_digits_in_the_raw_bytes_but_not_inside_glyph_codes(tmp_path: Path) -> None:
+    import pymupdf
+
+    amount = Planted("amount", "$320,029.00", 1)
+    for content, readable in (
+        (b"BT /helv 9 Tf 72 72 Td (deposit of $320,029.00.) Tj ET", True),
+        (b"BT /helv 9 Tf 72 72 Td [($)(3)(2)(0)(,)(0)(2)(9)(.)(0)(0)] TJ ET", True),
+        (b"BT /helv 9 Tf 72 72 Td <0032002900030030> Tj ET", False),  # a CID font's codes, by chance
+    ):
+        doc = pymupdf.open()
+        page = doc.new_page()
+        page.insert_text((72, 72), "x", fontname="helv")
+        doc.update_stream(page.get_contents()[0], content)
+        path = tmp_path / "digits.pdf"
+        doc.save(path)
+        found = recoverable(path, [amount], ocr=False).get("raw bytes and inflated streams", [])
+        assert (found == [amount]) is readable, content
+
+
 def test_the_proof_counts_only_what_the_user_left(tmp_path: Path) -> None:
     """A term accepted in one place and rejected in another stays where it was rejected, and the label
     on a box may say a redacted word: neither is a survivor."""
