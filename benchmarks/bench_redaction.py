@@ -15,6 +15,12 @@ Test set, all made by code (tests/fixtures/redaction.py) from real files of ../s
   field, invisible text, a hidden layer, ActualText, metadata, XMP, an attached file, JavaScript, a
   bookmark, an incremental update holding old text).
 
+Recall counts every planted item, hidden ones too: the finder must list each on its page (the file,
+for properties, attachments, JavaScript and bookmarks) and say where it hides ('white text', 'in an
+annotation', 'in an earlier revision', ...); the table of hidden places gives them one by one. A
+contract whose pages have no room for a planted block on every second page is planted on any page
+with room; one with no room at all is named in the report, never counted silently as nothing.
+
 The reviewer accepts every candidate holding a planted item (and the terms). Each copy is then read by
 tests/fixtures/redaction.py's attacker: the raw bytes and every stream inflated by zlib, every revision
 (each %%EOF), text by PyMuPDF and pypdf, metadata and XMP, annotations and form fields, attached files,
@@ -85,6 +91,9 @@ class Tally:
     files: int = 0
     failed: list[str] = field(default_factory=list)
     other: Counter[str] = field(default_factory=Counter)  # candidates that hold no planted item
+    places: Counter[str] = field(default_factory=Counter)  # hidden planted items found, by where they hide
+    place_totals: Counter[str] = field(default_factory=Counter)
+    unplanted: list[str] = field(default_factory=list)  # files the fixture found no room to plant in
 
     def add_recall(self, candidates: list, planted: PlantedPdf) -> None:  # type: ignore[type-arg]
         hit, missed = found_items(candidates, planted)
@@ -92,10 +101,13 @@ class Tally:
             self.hits[item.kind] += 1
         for item in hit + missed:
             self.totals[item.kind] += 1
+            if item.hidden:
+                self.place_totals[item.hidden] += 1
+                self.places[item.hidden] += item in hit
         planted_words = {(i.page, squash(i.text)) for i in planted.items}
         for c in candidates:
             if not any(p == c.page and w in squash(c.text) for p, w in planted_words):
-                self.other[c.kind] += 1
+                self.other[f"{c.kind} (hidden)" if c.hidden else c.kind] += 1
 
 
 def redact_one(redactor, planted: PlantedPdf, tally: Tally, *, ocr: str, password: str | None = None) -> None:  # type: ignore[no-untyped-def]
@@ -143,6 +155,10 @@ def run_set(redactor, folder: Path, limit: int | None, work: Path) -> Tally:  # 
     for n, path in enumerate(files):
         print(f"  {folder.name} {n + 1}/{len(files)}: {path.name[:60]}", file=sys.stderr)
         planted = plant_contract(path, work / f"{folder.name}-{n}.pdf", seed=1000 + n, every=2)
+        if not planted.items:  # no room on every second page: any page with room will do
+            planted = plant_contract(path, work / f"{folder.name}-{n}.pdf", seed=1000 + n, every=1)
+        if not planted.items:
+            tally.unplanted.append(f"{path.name} (no empty band or column on any upright page)")
         redact_one(redactor, planted, tally, ocr="one")
     return tally
 
@@ -327,6 +343,16 @@ def report(
         f"numbers and addresses, and false alarms), per 100 pages of {pages}: "
         + ", ".join(f"{k} {100 * n / max(1, pages):.1f}" for k, n in other.most_common()),
     ]
+    hidden = others.get("tricky layers")
+    if hidden is not None and hidden.place_totals:
+        lines += ["", "Hidden places in the tricky layers: listed on the right page and saying where (removed from the "
+                  "copy whatever is decided):", ""]  # fmt: skip
+        lines += ["| where | listed |", "| --- | ---: |"]
+        for place, total in hidden.place_totals.items():
+            lines.append(f"| {place} | {hidden.places[place]}/{total} |")
+    unplanted = [f"{name}: {u}" for name, t in groups.items() for u in t.unplanted]
+    if unplanted:
+        lines += ["", "Planted nothing (counted as no items): " + "; ".join(unplanted)]
     survivors = [s for t in groups.values() for s in t.survivors]
     failed = [f for t in groups.values() for f in t.failed]
     if survivors:

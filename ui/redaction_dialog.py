@@ -204,7 +204,8 @@ class RedactionDialog(QDialog):
         self.table.blockSignals(True)
         self.table.clear()
         for c in candidates:
-            item = QTreeWidgetItem(["", str(c.page), KIND_NAMES.get(c.kind, c.kind), _found_by(c), c.context])
+            page = str(c.page) if c.page else "file"
+            item = QTreeWidgetItem(["", page, KIND_NAMES.get(c.kind, c.kind), _found_by(c), c.context])
             item.setData(0, Qt.ItemDataRole.UserRole, c.key)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             accepted = self.decided.get(c.key, c.kind in ACCEPTED_AT_ONCE)
@@ -258,7 +259,7 @@ class RedactionDialog(QDialog):
 
     def _show_item(self, item: QTreeWidgetItem, _column: int) -> None:
         c = self.candidate(item)
-        if c is not None:
+        if c is not None and c.page:  # the file's own objects have no page to show
             self.candidate_chosen.emit(self.doc.id, c.page, c.text)
 
     # -- names from the model ----------------------------------------------------------------------------
@@ -378,4 +379,4 @@ def _found_by(c: Candidate) -> str:
     by = SOURCES.get(c.source, c.source)
     if c.source == MODEL:
         by = "the model"
-    return by + (" (OCR)" if c.via == "ocr" else "")
+    return by + (f" ({c.found_in})" if c.found_in else "")

@@ -185,7 +185,7 @@ def _names(ctx: AppContext, document_id: int | None) -> tuple[Name, ...]:
 
 def _print_candidates(candidates: list[Candidate], names: dict[str, str]) -> None:
     for c in candidates:
-        where = " (OCR)" if c.via == "ocr" else ""
-        print(f"p. {c.page}\t{names.get(c.kind, c.kind)}{where}\t{c.context}")
+        found_in = f" ({c.found_in})" if c.found_in else ""
+        print(f"{c.where}\t{names.get(c.kind, c.kind)}{found_in}\t{c.context}")
     by_kind = Counter(c.kind for c in candidates)
     print(f"{len(candidates)} candidate(s): " + ", ".join(f"{n} {names.get(k, k)}" for k, n in sorted(by_kind.items())))

@@ -7,7 +7,9 @@ Every step works on a copy in memory; the original file is only ever read.
    show stays, as page content the redaction then treats like any other text; a comment's hidden
    note, a field's stored value, an attached file go with the annotation); text that cannot be seen
    is removed: invisible text (render mode 3, as in a scan's OCR layer, or fully transparent) and
-   text in optional-content layers that are switched off.
+   text in optional-content layers that are switched off. When the copy is read for candidates, the
+   words of each hidden place are read out first (`Inventory.hidden`, app/redaction/hidden.py), so the
+   candidate list can show them; they go from the copy whatever is decided.
 2. `redact`: for every accepted area, pictures under its box are blanked pixel by pixel and drawings
    wholly under it removed; then the text its characters' ink boxes touch is removed (see
    app/redaction/pagetext.py for why text goes by ink boxes); then the box is drawn, with its label.
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.redaction.candidates import Candidate
+from app.redaction.hidden import HIDDEN_LAYER, INVISIBLE, OFF_PAGE, HiddenText, spans_text
 
 FILL = (0.0, 0.0, 0.0)
 LABEL_COLOUR = (1.0, 1.0, 1.0)
@@ -55,6 +58,8 @@ class Inventory:
     hidden_layer_chars: int = 0  # in optional content switched off
     offpage_chars: int = 0  # placed outside the page's visible area
     encrypted: bool = False
+    # The words in those hidden places, for the candidate list (app/redaction/hidden.py); never logged.
+    hidden: list[HiddenText] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         """What was taken out, in words; empty when the file held none of it."""
@@ -111,9 +116,15 @@ def open_pdf(data: bytes, password: str | None = None) -> Any:
     return doc
 
 
-def prepare(doc: Any) -> Inventory:
-    """Make the working copy ready to search and redact, and count what hides in it."""
+def prepare(doc: Any, *, look: bool = False, original: bytes | None = None, password: str | None = None) -> Inventory:
+    """Make the working copy ready to search and redact, and count what hides in it; with `look`, also
+    read the words in every hidden place (`Inventory.hidden`; `original`, the file's bytes, for its
+    earlier revisions) before they are taken out."""
+    from app.redaction.hidden import collect
+
     inventory = _count(doc)
+    if look:
+        inventory.hidden = collect(doc, original, password)
     _strip_marked_text(doc)
     _bake(doc)
     layers = _layers_on(doc)  # before any page changes: the probe must show the pages as they are
@@ -206,9 +217,11 @@ def _remove_hidden_text(page: Any, inventory: Inventory, layers: tuple[Any, set[
     import pymupdf
 
     spans = page.get_texttrace()
-    invisible = sum(len(s["chars"]) for s in spans if s["type"] == 3 or s.get("opacity", 1) == 0)
+    unseen = [s for s in spans if s["type"] == 3 or s.get("opacity", 1) == 0]
+    invisible = sum(len(s["chars"]) for s in unseen)
     if invisible:
         inventory.invisible_chars += invisible
+        inventory.hidden.append(HiddenText(page.number + 1, INVISIBLE, spans_text(unseen)))
         # One area over the whole page that removes only text nobody can see: visible text, pictures
         # and drawings stay exactly as they are.
         page.add_redact_annot(pymupdf.Rect(-1e5, -1e5, 1e5, 1e5), fill=False, cross_out=False)
@@ -217,10 +230,11 @@ def _remove_hidden_text(page: Any, inventory: Inventory, layers: tuple[Any, set[
             graphics=_mupdf("PDF_REDACT_LINE_ART_NONE"),
             text=_mupdf("PDF_REDACT_TEXT_REMOVE_INVISIBLE"),
         )
-    hidden = _hidden_layer_boxes(page, layers)
+    hidden = _hidden_layer_spans(page, layers)
     if hidden:
-        inventory.hidden_layer_chars += sum(n for _box, n in hidden)
-        for box, _n in hidden:
+        inventory.hidden_layer_chars += sum(len(span["chars"]) for span in hidden)
+        inventory.hidden.append(HiddenText(page.number + 1, HIDDEN_LAYER, spans_text(hidden)))
+        for box in (pymupdf.Rect(span["bbox"]) for span in hidden):
             page.add_redact_annot(box, fill=False, cross_out=False)
         page.apply_redactions(
             images=_mupdf("PDF_REDACT_IMAGE_NONE"),
@@ -237,15 +251,19 @@ def _remove_offpage_text(page: Any, inventory: Inventory) -> None:
 
     visible = page.rect * page.derotation_matrix
     visible.normalize()
-    outside = 0
-    for span in page.get_texttrace():
-        for char in span["chars"]:
-            x0, y0, x1, y1 = char[3]
-            if x1 <= visible.x0 or x0 >= visible.x1 or y1 <= visible.y0 or y0 >= visible.y1:
-                outside += 1
+
+    def off(char: Any) -> bool:
+        x0, y0, x1, y1 = char[3]
+        return bool(x1 <= visible.x0 or x0 >= visible.x1 or y1 <= visible.y0 or y0 >= visible.y1)
+
+    spans = page.get_texttrace()
+    outside = sum(1 for span in spans for char in span["chars"] if off(char))
     if not outside:
         return
     inventory.offpage_chars += outside
+    # Listed span by span, the part on the page too: an address cut by the page's edge is one address.
+    cut = [span for span in spans if any(off(char) for char in span["chars"])]
+    inventory.hidden.append(HiddenText(page.number + 1, OFF_PAGE, spans_text(cut)))
     far = 1e5
     for rect in (
         pymupdf.Rect(-far, -far, far, visible.y0),
@@ -277,18 +295,12 @@ def _layers_on(doc: Any) -> tuple[Any, set[str]] | None:
     return probe, off
 
 
-def _hidden_layer_boxes(page: Any, layers: tuple[Any, set[str]] | None) -> list[tuple[Any, int]]:
-    """The text in switched-off layers on a page: each span's box and its number of characters."""
-    import pymupdf
-
+def _hidden_layer_spans(page: Any, layers: tuple[Any, set[str]] | None) -> list[dict[str, Any]]:
+    """The text in switched-off layers on a page: MuPDF's text-trace spans."""
     if layers is None:
         return []
     probe, off = layers
-    return [
-        (pymupdf.Rect(span["bbox"]), len(span["chars"]))
-        for span in probe[page.number].get_texttrace()
-        if span.get("layer") in off and span["chars"]
-    ]
+    return [span for span in probe[page.number].get_texttrace() if span.get("layer") in off and span["chars"]]
 
 
 def redact(doc: Any, accepted: Iterable[Candidate], *, label: bool) -> int:
@@ -297,7 +309,8 @@ def redact(doc: Any, accepted: Iterable[Candidate], *, label: bool) -> int:
 
     by_page: dict[int, list[Candidate]] = {}
     for c in accepted:
-        by_page.setdefault(c.page, []).append(c)
+        if c.boxes or c.ink:  # a hidden place's words have no box: prepare() took them out already
+            by_page.setdefault(c.page, []).append(c)
     drawn = 0
     for number, items in sorted(by_page.items()):
         page = doc[number - 1]

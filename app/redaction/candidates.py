@@ -4,14 +4,22 @@ marked, with its page, the words around it and the boxes that take it out.
 A candidate is one occurrence. The user accepts or rejects each (or every one of a kind); only the
 accepted ones are removed. Found in the pages' text of app/redaction/pagetext.py, so the text layer
 and the words OCR read in pictures are searched alike.
+
+Patterns, terms and names are also looked for where the file hides words (app/redaction/hidden.py: a
+comment's note, invisible text, a hidden layer, an attached file, an earlier revision...), so the user
+sees them too; such a candidate says where (`hidden`) and has no box, because the copy loses every
+hidden place whatever is decided. Accepting one makes the proof look for its words in the copy.
+Words the page also shows are listed once, where they are shown.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 
-from app.redaction.pagetext import OCR, PageText, Rect, context, overlaps, rects_of, term_pattern
+from app.redaction.hidden import FILE_PAGE, HiddenText
+from app.redaction.pagetext import OCR, PageText, Rect, context, normal, overlaps, rects_of, term_pattern
 from app.redaction.patterns import (
     ACCOUNT,
     AMOUNT,
@@ -72,6 +80,7 @@ MODEL = "model"
 EXTRACTION = "extraction"
 USER = "user"
 AREA = "area"  # a candidate's `via` when it is a marked area rather than words
+HIDDEN = "hidden"  # a candidate's `via` when its words are in a hidden place of the file, not the page
 
 
 @dataclass(frozen=True)
@@ -82,15 +91,30 @@ class Candidate:
     text: str  # the words as printed, line breaks as spaces ('' for a marked area without text)
     context: str  # the line around it, the words themselves in [brackets]
     source: str  # PATTERN, MODEL, EXTRACTION or USER
-    via: str  # 'text' (the text layer), 'ocr' (words read in a picture) or AREA
+    via: str  # 'text' (the text layer), 'ocr' (words read in a picture), AREA or HIDDEN
     ink: tuple[Rect, ...]  # what removes text: each character's ink box, or the marked area
     boxes: tuple[Rect, ...]  # what is blacked out, and pictures and drawings under it removed
     span: tuple[int, int] = (-1, -1)  # where its words are in the page's text (a marked area: none)
+    # Where nobody sees it: app/redaction/hidden.py's places ('white text', 'in an annotation', ...),
+    # 'partly ' before one that hides only some of its characters; '' when it is shown on the page.
+    hidden: str = ""
 
     @property
     def label(self) -> str:
         reason = REASONS.get(self.kind)
         return f"Redacted: {reason}" if reason else "Redacted"
+
+    @property
+    def where(self) -> str:
+        """The page as the candidate list says it: 'p. 3', or 'the file' for the file's own objects."""
+        return "the file" if self.page == FILE_PAGE else f"p. {self.page}"
+
+    @property
+    def found_in(self) -> str:
+        """How it was read, when that is not plainly the page's text: 'OCR', or its hidden place."""
+        if self.hidden:
+            return self.hidden
+        return "OCR" if self.via == OCR else ""
 
 
 @dataclass(frozen=True)
@@ -121,8 +145,9 @@ class Search:
     skipped: list[str] = field(default_factory=list)  # terms that hold no letter or digit
 
 
-def find_candidates(pages: Iterable[PageText], search: Search) -> list[Candidate]:
-    """Every occurrence on every page, in page and reading order."""
+def find_candidates(pages: Iterable[PageText], search: Search, hidden: Iterable[HiddenText] = ()) -> list[Candidate]:
+    """Every occurrence on every page, in page and reading order, and in every hidden place (the
+    file's own first, then each page's after its shown words)."""
     found: list[Candidate] = []
     term_patterns = []
     for term in dict.fromkeys(t.strip() for t in search.terms if t.strip()):
@@ -140,28 +165,58 @@ def find_candidates(pages: Iterable[PageText], search: Search) -> list[Candidate
         for pattern in (exact, upper):
             if pattern is not None:
                 name_patterns.append((pattern, name))
-    for page in pages:
-        on_page: list[Candidate] = []
-        for match in find_patterns(page.text, search.patterns):
-            on_page.append(_candidate(page, match.start, match.end, match.kind, PATTERN))
+
+    def words(page: PageText, key: str = "") -> list[Candidate]:
+        out = [
+            _candidate(page, m.start, m.end, m.kind, PATTERN, key) for m in find_patterns(page.text, search.patterns)
+        ]
         for pattern in term_patterns:
-            for m in pattern.finditer(page.text):
-                on_page.append(_candidate(page, m.start(), m.end(), TERM, USER))
+            out += [_candidate(page, m.start(), m.end(), TERM, USER, key) for m in pattern.finditer(page.text)]
         for pattern, name in name_patterns:
-            for m in pattern.finditer(page.text):
-                on_page.append(_candidate(page, m.start(), m.end(), name.kind, name.source))
+            out += [
+                _candidate(page, m.start(), m.end(), name.kind, name.source, key) for m in pattern.finditer(page.text)
+            ]
+        return out
+
+    for page in pages:
+        on_page = words(page)
         for mark in search.marks:
             if mark.page == page.number:
                 on_page.append(marked(page, mark.rect, len(on_page)))
         found.extend(_unique(on_page))
-    return found
+    found.extend(_hidden_candidates(hidden, words, found))
+    return sorted(found, key=_order)
 
 
-def _candidate(page: PageText, start: int, end: int, kind: str, source: str) -> Candidate:
+def _hidden_candidates(
+    hidden: Iterable[HiddenText], words: Callable[[PageText, str], list[Candidate]], shown: list[Candidate]
+) -> list[Candidate]:
+    """The candidates in each hidden place, but for words the same page shows (listed there already,
+    and their hidden copy goes with the place) and a second copy of one in the same kind of place."""
+    on_pages = {(c.page, c.kind, _same(c.text)) for c in shown}
+    in_places: set[tuple[int, str, str, str]] = set()
+    out: list[Candidate] = []
+    for n, place in enumerate(hidden):
+        size = len(place.text)
+        page = PageText(place.page, normal(place.text), [None] * size, [None] * size, [HIDDEN] * size)
+        for c in words(page, f"h{n}:"):
+            same = (c.page, c.kind, _same(c.text))
+            if same in on_pages or (*same, place.where) in in_places:
+                continue
+            in_places.add((*same, place.where))
+            out.append(replace(c, hidden=place.where))
+    return out
+
+
+def _same(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text).lower()
+
+
+def _candidate(page: PageText, start: int, end: int, kind: str, source: str, key: str = "") -> Candidate:
     ink, boxes = rects_of(page, start, end)
     via = page.via[start] if start < len(page.via) else "text"
     return Candidate(
-        key=f"{page.number}:{kind}:{start}:{end}",
+        key=f"{page.number}:{kind}:{key}{start}:{end}",
         kind=kind,
         page=page.number,
         text=" ".join(page.text[start:end].replace("-\n", "").split()),
@@ -171,7 +226,19 @@ def _candidate(page: PageText, start: int, end: int, kind: str, source: str) -> 
         ink=tuple(ink),
         boxes=tuple(boxes),
         span=(start, end),
+        hidden=_hidden_in(page, start, end),
     )
+
+
+def _hidden_in(page: PageText, start: int, end: int) -> str:
+    """Where words of the page are hidden: the place most of their hidden characters share, 'partly'
+    when some of them can be seen."""
+    places = [page.hidden_at(i) for i in range(start, end) if not page.text[i].isspace()]
+    hidden = [p for p in places if p]
+    if not hidden:
+        return ""
+    most = max(set(hidden), key=hidden.count)
+    return most if len(hidden) == len(places) else f"partly {most}"
 
 
 def marked(page: PageText, rect: Rect, n: int) -> Candidate:
@@ -205,4 +272,4 @@ def _unique(candidates: list[Candidate]) -> list[Candidate]:
 
 def _order(c: Candidate) -> tuple[int, int, float, float]:
     box = c.boxes[0] if c.boxes else (0.0, 0.0, 0.0, 0.0)
-    return (c.page, 1 if c.via == OCR else 0, box[1], box[0])
+    return (c.page, {OCR: 1, HIDDEN: 2}.get(c.via, 0), box[1], box[0])

@@ -89,14 +89,17 @@ def _image_pdf(data: bytes, title: str) -> bytes:
         raise FolioError(f"{title}: the image cannot be read ({exc})") from exc
 
 
-def working_copy(source: Source) -> tuple[Any, Inventory]:
+def working_copy(source: Source, *, look: bool = False) -> tuple[Any, Inventory]:
+    """The prepared working copy; with `look`, the words of its hidden places read out first (the
+    candidate finder lists them; redacting needs only the copy)."""
     from app.redaction.apply import open_pdf, prepare
 
+    data = _source_bytes(source)
     try:
-        doc = open_pdf(_source_bytes(source), source.password)
+        doc = open_pdf(data, source.password)
     except FolioError as exc:
         raise FolioError(f"{source.title}: {exc}") from exc
-    return doc, prepare(doc)
+    return doc, prepare(doc, look=look, original=data, password=source.password)
 
 
 def _ocr(options: OcrOptions | None) -> OcrEngine | None:
@@ -118,7 +121,7 @@ def find_in_child(source: Source, search: Search, ocr: OcrOptions | None) -> Fou
     from app.redaction.pagetext import from_shown
     from app.redaction.proof import read_pages
 
-    doc, inventory = working_copy(source)
+    doc, inventory = working_copy(source, look=True)
     try:
         # Marks are made on the page as shown (turned by /Rotate): back into the page's own space.
         search.marks = tuple(
@@ -127,7 +130,7 @@ def find_in_child(source: Source, search: Search, ocr: OcrOptions | None) -> Fou
         pages = read_pages(doc, _ocr(ocr), progress=_step("reading page"))
     finally:
         doc.close()
-    candidates = find_candidates(pages, search)
+    candidates = find_candidates(pages, search, hidden=inventory.hidden)
     return Found(candidates, pages, inventory, list(search.skipped))
 
 

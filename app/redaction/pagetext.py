@@ -11,6 +11,10 @@ every glyph a redaction rectangle touches, and line-height boxes of one line rea
 descenders and ascenders of the lines above and below, so a name redacted with them took letters of
 its neighbours along (seen on tightly set text). The box drawn over the name is the line's height;
 the rectangles that remove text are the ink of its own characters.
+
+Text that is in the page but that nobody sees there stays in this text, marked per character
+(`PageText.hidden`): white text on no background, and text a picture drawn later covers. It is
+found like any other and removed by its boxes when accepted; the mark only tells the user where it is.
 """
 
 from __future__ import annotations
@@ -69,12 +73,18 @@ class PageText:
     via: list[str]  # TEXT or OCR, per character
     pictures: list[Rect] = field(default_factory=list)  # the areas OCR read (unrotated page space)
     rotation: int = 0
+    # Per character: '' where it can be seen, else why not (app/redaction/hidden.py's WHITE_TEXT or
+    # UNDER_IMAGE); empty when nothing on the page is hidden.
+    hidden: list[str] = field(default_factory=list)
 
     def add(self, char: str, box: Rect | None, line_box: Rect | None, via: str) -> None:
         self.text += char
         self.boxes.append(box)
         self.line_boxes.append(line_box)
         self.via.append(via)
+
+    def hidden_at(self, i: int) -> str:
+        return self.hidden[i] if i < len(self.hidden) else ""
 
 
 def normal(text: str) -> str:
@@ -92,12 +102,18 @@ def read_page(page: Any, ocr: OcrEngine | None, *, number: int) -> PageText:
     ink = _lines(page.get_text("rawdict", flags=flags | pymupdf.TEXT_ACCURATE_BBOXES))
     tall = _lines(page.get_text("rawdict", flags=flags))
     if [len(line) for line in tall] != [len(line) for line in ink]:
-        tall = ink  # never seen; should MuPDF group them apart, the ink boxes serve for both
+        # One reading left a character out (seen: the space of a line set on the page's bottom edge,
+        # whose ink box is empty, so 'Hello World' read 'HelloWorld' and no term matched). Follow the
+        # line-height reading, which keeps every character, with each one's ink box where the other
+        # reading has it (a space's box never removes anything: see rects_of).
+        inks = {(c, round(o[0], 2), round(o[1], 2)): box for line in ink for c, box, o in line}
+        ink = [[(c, inks.get((c, round(o[0], 2), round(o[1], 2)), box), o) for c, box, o in line] for line in tall]
     for line, tall_line in zip(ink, tall, strict=True):
         if out.text and out.text[-1] != "\n":
             out.add("\n", None, None, TEXT)
-        for (char, box), (_c, tall_box) in zip(line, tall_line, strict=True):
+        for (char, box, _o), (_c, tall_box, _to) in zip(line, tall_line, strict=True):
             out.add(char, box, tall_box, TEXT)
+    _mark_hidden(page, out)
     out.pictures = picture_areas(page, text_chars=sum(1 for c in out.text if not c.isspace()))
     if ocr is not None:
         for area in out.pictures:
@@ -105,14 +121,81 @@ def read_page(page: Any, ocr: OcrEngine | None, *, number: int) -> PageText:
     return out
 
 
-def _lines(raw: dict[str, Any]) -> list[list[tuple[str, Rect]]]:
-    """Each text line's characters (read alike, see `normal`) with their boxes."""
+def _mark_hidden(page: Any, out: PageText) -> None:
+    """Mark the characters nobody sees: white text with nothing but white under it, and text a picture
+    drawn after it covers. MuPDF's text trace gives each span's colour and its place in the order the
+    page is drawn (`seqno`), which is the index of its entry in the page's drawing log (`get_bboxlog`)."""
+    from app.redaction.hidden import UNDER_IMAGE, WHITE_TEXT
+
+    spans = page.get_texttrace()
+    white = [s for s in spans if s["type"] == 0 and _is_white(s.get("color"))]
+    has_pictures = bool(page.get_image_info())
+    if not white and not has_pictures:
+        return
+    log = page.get_bboxlog()
+    pictures = [(k, rect) for k, (kind, rect) in enumerate(log) if kind in ("fill-image", "fill-imgmask")]
+    grounds: list[tuple[int, Rect]] = list(pictures) + [
+        (k, r) for k, (kind, r) in enumerate(log) if kind == "fill-shade"
+    ]
+    if white:
+        grounds += [
+            (int(d["seqno"]), tuple(d["rect"]))
+            for d in page.get_drawings()
+            if d.get("fill") is not None and not _is_white(d["fill"]) and d.get("fill_opacity", 1) > 0
+        ]
+    white_ids = {id(s) for s in white}
+    marks: list[tuple[Rect, str]] = []  # hidden characters' boxes and why
+    for span in spans:
+        if span["type"] != 0 or span.get("opacity", 1) == 0:
+            continue  # invisible text was taken out by apply.prepare before the page is read
+        seq = int(span["seqno"])
+        on_white = id(span) in white_ids
+        for char in span["chars"]:
+            centre = _centre(char[3])
+            if any(k > seq and _inside(centre, r) for k, r in pictures):
+                marks.append((char[3], UNDER_IMAGE))
+            elif on_white and not any(k < seq and _inside(centre, r) for k, r in grounds):
+                marks.append((char[3], WHITE_TEXT))
+    if not marks:
+        return
+    out.hidden = [""] * len(out.text)
+    for i, box in enumerate(out.boxes):
+        if box is None or out.via[i] != TEXT:
+            continue
+        centre = _centre(box)
+        out.hidden[i] = next((why for rect, why in marks if _inside(centre, rect)), "")
+
+
+def _is_white(color: Any) -> bool:
+    """A fill colour as MuPDF reports it (grey, RGB or CMYK components from 0 to 1) that is white."""
+    if not color:
+        return False
+    values = [float(v) for v in color]
+    if len(values) == 4:
+        return all(v <= 0.02 for v in values)
+    return all(v >= 0.98 for v in values)
+
+
+def _centre(box: Any) -> tuple[float, float]:
+    return ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+
+
+def _inside(point: tuple[float, float], rect: Any) -> bool:
+    return bool(rect[0] <= point[0] <= rect[2] and rect[1] <= point[1] <= rect[3])
+
+
+def _lines(raw: dict[str, Any]) -> list[list[tuple[str, Rect, tuple[float, float]]]]:
+    """Each text line's characters (read alike, see `normal`) with their boxes and origins."""
     lines = []
     for block in raw["blocks"]:
         if block.get("type") != 0:
             continue
         for line in block["lines"]:
-            chars = [(normal(ch["c"])[:1] or " ", tuple(ch["bbox"])) for span in line["spans"] for ch in span["chars"]]
+            chars = [
+                (normal(ch["c"])[:1] or " ", tuple(ch["bbox"]), tuple(ch["origin"]))
+                for span in line["spans"]
+                for ch in span["chars"]
+            ]
             if chars:
                 lines.append(chars)
     return lines

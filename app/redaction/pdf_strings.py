@@ -3,7 +3,8 @@ the stream's own bytes (everything else in it is copied as it was):
 
 - `split_shown_strings`: every string a text operator shows (Tj, TJ, ', ") split into one string per
   glyph code, see app/redaction/apply.py for the MuPDF behaviour this avoids;
-- `strip_marked_text`: the words a marked-content property carries (ActualText, Alt, E) taken out.
+- `strip_marked_text`: the words a marked-content property carries (ActualText, Alt, E) taken out
+  (and `marked_strings`: those words, for the candidate list).
 
 A small tokenizer, not a PDF library's content parser: pypdf's turns a hex string it takes for
 UTF-16 into text and cannot give its bytes back exactly, and a glyph code must survive byte for byte.
@@ -204,7 +205,19 @@ def strip_marked_text(data: bytes) -> bytes | None:
         found = list(tokens(data))
     except Unreadable:
         return None
-    cut: list[tuple[int, int]] = []
+    cut = [(name.start, string.end) for name, string in _marked(data, found)]
+    if not cut:
+        return None
+    out, at = [], 0
+    for start, end in cut:
+        out.append(data[at:start])
+        at = end
+    out.append(data[at:])
+    return b"".join(out)
+
+
+def _marked(data: bytes, found: list[Token]) -> Iterator[tuple[Token, Token]]:
+    """Each ActualText, Alt or E key inside a property list (<< >>) and the string it holds."""
     depth = 0
     for k, token in enumerate(found):
         if token.kind == "<<":
@@ -218,12 +231,16 @@ def strip_marked_text(data: bytes) -> bytes | None:
             and k + 1 < len(found)
             and found[k + 1].kind in ("string", "hex")
         ):
-            cut.append((token.start, found[k + 1].end))
-    if not cut:
-        return None
-    out, at = [], 0
-    for start, end in cut:
-        out.append(data[at:start])
-        at = end
-    out.append(data[at:])
-    return b"".join(out)
+            yield token, found[k + 1]
+
+
+def marked_strings(data: bytes) -> list[bytes]:
+    """The bytes of every ActualText, Alt and E string in the stream's inline marked-content property
+    lists (what `strip_marked_text` takes out), for the candidate list; none when it cannot be read."""
+    if not any(key in data for key in MARKED_TEXT_KEYS):
+        return []  # most streams have none: not worth tokenizing
+    try:
+        found = list(tokens(data))
+    except Unreadable:
+        return []
+    return [string_bytes(data, string) for _name, string in _marked(data, found)]

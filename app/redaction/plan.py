@@ -74,4 +74,5 @@ def _candidate(item: dict[str, Any]) -> Candidate:
         ink=rects("ink"),
         boxes=rects("boxes"),
         span=(int(item.get("span", (-1, -1))[0]), int(item.get("span", (-1, -1))[1])),
+        hidden=str(item.get("hidden", "")),
     )

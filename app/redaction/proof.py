@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.errors import FolioError
-from app.redaction.candidates import KIND_NAMES, Candidate
+from app.redaction.candidates import HIDDEN, KIND_NAMES, Candidate
 from app.redaction.pagetext import PageText, Rect, normal, overlaps, read_page, render_area
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ def allowed_counts(
     labels: dict[int, list[str]] = {}
     for c in accepted:
         pattern = proof_pattern(c.text)
-        if pattern is not None:
+        if pattern is not None and c.via != HIDDEN:  # a hidden place's words are not in the page's text
             removed.setdefault((c.page, index[pattern.pattern]), set()).add(c.span)
         labels.setdefault(c.page, []).extend([c.label] * len(c.boxes))
     allowed: dict[tuple[int, int], int] = {}

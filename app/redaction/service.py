@@ -188,7 +188,7 @@ class Redactor:
             export=result,
             log_id=log_holder[-1],
             areas=sum(len(c.boxes) for c in chosen),
-            pages=len({c.page for c in chosen}),
+            pages=len({c.page for c in chosen if c.boxes}),  # a hidden place's candidate has no box
             by_kind=dict(Counter(c.kind for c in chosen)),
             removed=removed,
             proof=proof_holder[-1],

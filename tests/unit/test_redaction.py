@@ -14,7 +14,7 @@ import pytest
 from app.context import AppContext
 from app.errors import FolioError
 from app.redaction.apply import open_pdf, prepare, redact, scrub, write
-from app.redaction.candidates import MARKED, Candidate, Mark, Search, find_candidates
+from app.redaction.candidates import HIDDEN, MARKED, Candidate, Mark, Search, find_candidates
 from app.redaction.pdf_strings import split_shown_strings, strip_marked_text
 from app.redaction.plan import plan_json, read_plan
 from app.redaction.proof import RedactionFailed, prove, read_pages
@@ -232,6 +232,131 @@ def test_a_marked_area_takes_text_and_picture_under_it(tmp_path: Path) -> None:
         assert (pixels == pixels[0]).all()
 
 
+def _found_with_hidden(path: Path, terms: tuple[str, ...] = ()) -> tuple[object, list, list[Candidate]]:  # type: ignore[type-arg]
+    data = path.read_bytes()
+    doc = open_pdf(data)
+    inventory = prepare(doc, look=True, original=data)
+    pages = read_pages(doc, None)
+    return doc, pages, find_candidates(pages, Search(terms=terms), hidden=inventory.hidden)
+
+
+def test_hidden_places_are_listed_with_their_page_and_where_they_hide(tmp_path: Path) -> None:
+    planted = tricky_pdf(tmp_path / "tricky.pdf")
+    _doc, _pages, found = _found_with_hidden(planted.path, tuple(planted.terms))
+    hit, missed = found_items(found, planted)
+    assert missed == [] and len(hit) == len(planted.items)
+    hidden = [i for i in planted.items if i.hidden]
+    assert len(hidden) == 12 and any(i.page == 0 for i in hidden) and any(i.page == 8 for i in hidden)
+    for item in hidden:
+        listed = [c for c in found if c.page == item.page and squash(item.text) in squash(c.text)]
+        places = [c.hidden for c in listed]
+        assert item.hidden in places and len(places) == len(set(places)), item  # once per place it hides in
+        if item.hidden == "in the document properties":
+            assert places == [item.hidden, "in the XMP metadata"]
+        c = next(c for c in listed if c.hidden == item.hidden)
+        if item.hidden in ("white text", "partly under an image"):  # in the page: removed by its box if accepted
+            assert c.via == "text" and c.boxes and c.ink
+        else:  # a place the copy loses whatever is decided: nothing to box
+            assert c.via == HIDDEN and c.boxes == () and c.ink == () and "@" in c.context
+    for item in planted.items:  # words a page shows (a free-text box, a form field) are listed once, as shown
+        if not item.hidden and item.kind == "email":
+            assert [c.hidden for c in found if c.page == item.page and squash(item.text) == squash(c.text)] == [""]
+    assert found[0].page == 0 and found[0].where == "the file", "the file's own places come first"
+
+
+def test_hidden_places_go_from_the_copy_accepted_or_not_and_accepting_one_makes_the_proof_look_for_it(
+    tmp_path: Path,
+) -> None:
+    planted = tricky_pdf(tmp_path / "tricky.pdf")
+    doc, pages, found = _found_with_hidden(planted.path)
+    in_places = [c for c in found if c.via == HIDDEN]
+    last_page = [w[4] for w in doc[-1].get_text("words")]  # type: ignore[attr-defined]
+    assert redact(doc, in_places, label=True) == 0, "a hidden place's candidate draws no box"
+    assert [w[4] for w in doc[-1].get_text("words")] == last_page, "page 0 is the file, never the last page"  # type: ignore[attr-defined]
+    shown = [c for c in found if c.via != HIDDEN and c.page == 1]
+    redact(doc, shown, label=True)
+    scrub(doc)  # type: ignore[arg-type]
+    out = tmp_path / "out.pdf"
+    out.write_bytes(write(doc))
+    rejected = [i for i in planted.items if i.hidden and i.hidden not in ("white text", "partly under an image")]
+    assert recoverable(out, rejected, ocr=False) == {}, "rejected, and still gone from the copy"
+    proof = prove(str(out), pages, shown + in_places, ocr=None)
+    assert proof.ok, proof.summary()
+    assert proof.strings == len(shown) + len({squash(c.text) for c in in_places})
+    # Proved against the original, the same accepted places are found: the proof does look for them.
+    against_original = prove(str(planted.path), pages, in_places, ocr=None)
+    assert not against_original.ok
+    assert {s.page for s in against_original.survivors} >= {0, 5}
+
+
+def test_white_text_and_text_under_a_picture_are_marked_only_where_nobody_sees_them(tmp_path: Path) -> None:
+    import pymupdf
+
+    path = tmp_path / "layers.pdf"
+    doc = pymupdf.open()
+    page = doc.new_page()
+    pix = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 40, 10), False)
+    pix.set_rect(pix.irect, (120, 30, 30))
+    page.draw_rect(pymupdf.Rect(50, 50, 350, 80), color=None, fill=(0, 0, 0))
+    page.insert_text((60, 70), "On black carol@example.com shows.", fontsize=11, color=(1, 1, 1))
+    page.insert_text((60, 150), "On paper dan@example.com hides.", fontsize=11, color=(1, 1, 1))
+    page.insert_image(pymupdf.Rect(50, 200, 350, 240), pixmap=pix, keep_proportion=False)
+    page.insert_text((60, 225), "Over it eve@example.com shows.", fontsize=11)
+    page.insert_text((60, 300), "Under it fay@example.com hides.", fontsize=11)
+    page.insert_image(pymupdf.Rect(50, 285, 350, 310), pixmap=pix, keep_proportion=False)
+    doc.save(path)
+    _doc, _pages, found = _found_with_hidden(path)
+    where = {c.text: c.hidden for c in found}
+    assert where == {
+        "carol@example.com": "",
+        "dan@example.com": "white text",
+        "eve@example.com": "",
+        "fay@example.com": "under an image",
+    }
+
+
+def test_a_line_on_the_pages_bottom_edge_keeps_its_spaces(tmp_path: Path) -> None:
+    """MuPDF's ink-box reading drops the space of a line set on the page's bottom edge (its ink box is
+    empty): the page read 'HelloWorld' and the term Hello was not found (corpus odd_pdfs/test2238.pdf)."""
+    import pymupdf
+
+    path = tmp_path / "edge.pdf"
+    doc = pymupdf.open()
+    doc.new_page(width=300, height=144).insert_text((0, 144), "Hello World", fontsize=24)
+    doc.save(path)
+    work = open_pdf(path.read_bytes())
+    prepare(work)
+    pages = read_pages(work, None)
+    assert pages[0].text == "Hello World"
+    found = find_candidates(pages, Search(patterns=(), terms=("Hello",)))
+    assert [c.text for c in found] == ["Hello"] and len(found[0].ink) == 5
+    redact(work, found, label=False)
+    scrub(work)
+    out = tmp_path / "out.pdf"
+    out.write_bytes(write(work))
+    assert prove(str(out), pages, found, ocr=None).ok
+    assert pymupdf.open(out)[0].get_text().split() == ["World"]
+
+
+def test_the_attacker_reads_digits_in_the_raw_bytes_but_not_inside_glyph_codes(tmp_path: Path) -> None:
+    import pymupdf
+
+    amount = Planted("amount", "$320,029.00", 1)
+    for content, readable in (
+        (b"BT /helv 9 Tf 72 72 Td (deposit of $320,029.00.) Tj ET", True),
+        (b"BT /helv 9 Tf 72 72 Td [($)(3)(2)(0)(,)(0)(2)(9)(.)(0)(0)] TJ ET", True),
+        (b"BT /helv 9 Tf 72 72 Td <0032002900030030> Tj ET", False),  # a CID font's codes, by chance
+    ):
+        doc = pymupdf.open()
+        page = doc.new_page()
+        page.insert_text((72, 72), "x", fontname="helv")
+        doc.update_stream(page.get_contents()[0], content)
+        path = tmp_path / "digits.pdf"
+        doc.save(path)
+        found = recoverable(path, [amount], ocr=False).get("raw bytes and inflated streams", [])
+        assert (found == [amount]) is readable, content
+
+
 def test_the_proof_counts_only_what_the_user_left(tmp_path: Path) -> None:
     """A term accepted in one place and rejected in another stays where it was rejected, and the label
     on a box may say a redacted word: neither is a survivor."""
@@ -281,9 +406,11 @@ def test_shown_strings_are_split_without_moving_a_glyph_and_actual_text_goes() -
 
 def test_a_plan_file_round_trips_and_is_refused_for_another_document(tmp_path: Path) -> None:
     planted = tricky_pdf(tmp_path / "tricky.pdf")
-    doc = open_pdf(planted.path.read_bytes())
-    prepare(doc)
-    found = find_candidates(read_pages(doc, None), Search(terms=("Harborview",)))
+    data = planted.path.read_bytes()
+    doc = open_pdf(data)
+    inventory = prepare(doc, look=True, original=data)
+    found = find_candidates(read_pages(doc, None), Search(terms=("Harborview",)), hidden=inventory.hidden)
+    assert any(c.hidden for c in found) and any(not c.hidden for c in found)
     keep = found[0].key
     plan = tmp_path / "plan.json"
     plan.write_text(plan_json("t", "abc", found, {c.key for c in found if c.key != keep}, label=False))
@@ -298,6 +425,7 @@ def test_folio_redact_writes_the_copy_and_says_what_was_checked(tmp_path: Path) 
     planted = tricky_pdf(tmp_path / "tricky.pdf")
     code, out, err = run_folio("redact", str(planted.path), "--patterns", "email", "--list")
     assert code == 0 and "e-mail address" in out, err
+    assert "the file\te-mail address (in an attached file)" in out and "p. 5\te-mail address (invisible text)" in out
     code, _out, err = run_folio("redact", str(planted.path), "--terms", "Harborview")
     assert code == 2 or (code == 1 and "--out" in err)
     target = tmp_path / "copy.pdf"
