@@ -167,9 +167,12 @@ DEAD_GRACE_S = 1.0
 
 
 def _dead_since(pool: ProcessPoolExecutor, since: float | None) -> float | None:
-    """When the pool's child was first seen dead during this wait (None while it lives)."""
+    """When the pool's child was first seen dead during this wait (None while it lives). A pool shut
+    down while the call waits (close() or a discard from another thread: the executor then forgets its
+    children and its result pipe) or left without a child counts as dead: its answer can never come,
+    and waiting on it froze a closing window whose render call was in flight."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
-    if not processes or any(p.is_alive() for p in processes):
+    if any(p.is_alive() for p in processes):
         return None
     return since if since is not None else time.monotonic()
 
