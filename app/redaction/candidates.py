@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from app.redaction.pagetext import OCR, PageText, Rect, context, overlaps, rects_of, term_pattern
-from app.redaction.patterns import (
+from app.redaction.kinds import (
     ACCOUNT,
     AMOUNT,
     BIRTH_DATE,
@@ -23,8 +22,9 @@ from app.redaction.patterns import (
     PATTERN_KINDS,
     PHONE,
     SSN,
-    find_patterns,
 )
+from app.redaction.pagetext import OCR, PageText, Rect, context, overlaps, rects_of, term_pattern
+from app.redaction.patterns import find_patterns
 
 PERSON = "person"
 ORGANISATION = "organisation"
