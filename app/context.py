@@ -15,7 +15,7 @@ from app.store.audit import AuditLog, DocumentAudit
 from app.store.db import open_db
 from app.store.library import Library
 from app.store.matters import Matter, Matters
-from ingest import Limits
+from ingest.limits import Limits
 from ingest.ocr import OcrOptions
 
 if TYPE_CHECKING:

@@ -16,19 +16,17 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from app.caches import NOTE_EVERY_S, Readings, ReadState
-from app.chat import question_messages
-from app.engine.progress import Progress
-from app.engine.session import CancelToken, Session
 from app.errors import USER_ERRORS, FolioError, one_line
-from app.store.conversations import Conversations
-from app.store.recent import RecentDocuments
-from inference.engine_api import Sampling
-from inference.events import GenerationStats
-from inference.planner import GiB, kv_bytes_per_token, recurrent_state_bytes
 
+# The engine, the prompt and the planner (app.chat and what it imports: 0.1 s) are imported inside
+# read_document and ReadAhead, which read; `folio list` and the window's list only ask each document's
+# reading state (reading_states), which needs none of them.
 if TYPE_CHECKING:
     from app.context import AppContext
+    from app.engine.progress import Progress
+    from app.engine.session import CancelToken, Session
     from app.store.library import DocumentRow
+    from inference.events import GenerationStats
 
 
 def read_document(
@@ -47,6 +45,9 @@ def read_document(
         raise FolioError("reading ahead is for a local model; a model server keeps its own cache")
     if not ctx.settings.state_cache_gb:
         raise FolioError("nothing read could be kept: the snapshot cache is off (state_cache_gb = 0)")
+    from app.chat import question_messages
+    from inference.engine_api import Sampling
+
     doc = ctx.library.get(document_id)
     settings = ctx.settings
     # The question's words come after the documents: they do not change what is read and kept.
@@ -252,6 +253,10 @@ class ReadAhead:
         if model_sha is None:
             self.last_plan = ReadingPlan()
             return []
+        from app.store.conversations import Conversations
+        from app.store.recent import RecentDocuments
+        from inference.planner import GiB
+
         readings = Readings(self.ctx.paths)
         opened = RecentDocuments(self.ctx.db).opened()  # what the user came back to is read first
         documents = self.ctx.library.all(self.matter_id)
@@ -279,6 +284,8 @@ class ReadAhead:
     def _state_size(self) -> tuple[float, int]:
         """Snapshot bytes per token and per document (a recurrent state) of the active model, from its
         GGUF facts; the KV cache type set, or f16 when Folio chooses (the largest: never too many)."""
+        from inference.planner import kv_bytes_per_token, recurrent_state_bytes
+
         settings = self.ctx.settings
         try:
             facts = self.ctx.models.facts(self.ctx.models.active(settings))

@@ -78,7 +78,7 @@ def run_set(name: str, repeats: int) -> SetResult:
     from app.checks.report import run_checks
     from app.checks.text import check_text
     from app.compare.versions import version_from_document
-    from ingest import load
+    from ingest.load import load
 
     result = SetResult(name)
     for contract in read_contracts(name):

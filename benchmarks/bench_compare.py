@@ -33,7 +33,7 @@ from app.compare.redline import Redline, compare  # noqa: E402
 from app.compare.versions import Version, version_from_document  # noqa: E402
 from app.compare.words import read_words, settle_hyphens  # noqa: E402
 from benchmarks.results import write_section  # noqa: E402
-from ingest import load  # noqa: E402
+from ingest.load import load  # noqa: E402
 from tests.fixtures.contract_versions import PdfBlock, pdf_blocks, rewrite_blocks, writable  # noqa: E402
 
 HEADING = "## Compare: redline of two versions (benchmarks/bench_compare.py)"

@@ -46,7 +46,7 @@ def main() -> int:
     from app.compare.versions import version_from_library
     from app.engine.progress import Progress
     from app.engine.session import Session
-    from ingest import load
+    from ingest.load import load
 
     folder = Path(tempfile.mkdtemp(prefix="folio-bench-compare-summary-"))
     ctx, _sha = open_eval_app(folder / "home", f"max_answer_tokens = {ANSWER_TOKENS}\nthinking = false\nthreads = 1\n")

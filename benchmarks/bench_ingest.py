@@ -202,7 +202,7 @@ def bench_fidelity(stored: dict[int, str]) -> list[str]:
 def bench_scans() -> list[str]:
     import cv2
 
-    from ingest import load
+    from ingest.load import load
     from ingest.ocr import OcrOptions
     from ingest.scan import clean_scan
     from tests.fixtures.media import make_scan, make_scanned_pdf, render_text_page
@@ -281,7 +281,7 @@ def _tesseract_version() -> str:
 
 
 def _timed_load(path: Path, options: object) -> tuple[object, float]:
-    from ingest import load
+    from ingest.load import load
 
     started = time.perf_counter()
     doc = load(path, ocr=options)  # type: ignore[arg-type]

@@ -119,7 +119,7 @@ def recall(texts: list[str], references: list[str], words: Any, picks: range | l
 
 
 def bench_production(corpus: Path, contracts: list[Path], words: Any, pages: int, dpi: int) -> list[str]:
-    from ingest import load
+    from ingest.load import load
     from ingest.ocr import OcrOptions
 
     command = ensure_tesseract()

@@ -12,6 +12,9 @@ os.environ["ORT_DISABLE_TELEMETRY"] = "1"
 
 from ingest.document import Anchor, Document, Segment
 from ingest.errors import IngestError
-from ingest.load import Limits, load
+from ingest.limits import Limits
 
-__all__ = ["Anchor", "Document", "IngestError", "Limits", "Segment", "load"]
+# Reading a file is `from ingest.load import load`, not re-exported here: every command imports this
+# package (app.errors names ingest.errors), and the readers' module (sniffing, the OCR engines, the page
+# memo) is 40 ms of `folio list`'s start that only adding a file needs.
+__all__ = ["Anchor", "Document", "IngestError", "Limits", "Segment"]

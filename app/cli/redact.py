@@ -27,7 +27,7 @@ Handler = Callable[["AppContext", argparse.Namespace], int]
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> dict[str, Handler]:
-    from app.redaction.patterns import PATTERN_KINDS
+    from app.redaction.kinds import PATTERN_KINDS
 
     red = sub.add_parser(
         "redact",
@@ -63,7 +63,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> di
 
 def _kinds(text: str, *, default_all: bool) -> tuple[str, ...]:
     from app.errors import FolioError
-    from app.redaction.patterns import PATTERN_KINDS
+    from app.redaction.kinds import PATTERN_KINDS
 
     chosen = [k.strip() for k in text.split(",") if k.strip()]
     if not chosen:

@@ -76,7 +76,7 @@ def open_version(ctx: AppContext, ref: str) -> Version:
         path = Path(ref).expanduser()
         if not path.is_file():
             raise
-    from ingest import load
+    from ingest.load import load
 
     return version_from_document(load(path, limits=ctx.limits, ocr=ctx.library.ocr))
 

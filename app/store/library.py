@@ -17,14 +17,10 @@ from app.clock import now_iso
 from app.errors import LibraryGone, NotFound
 from app.store.db import insert_row
 from app.store.matters import Matters
-from ingest import Document, Limits, Segment
-from ingest import load as ingest_load
-from ingest.document import Attachment, OcrWord, VideoInfo
+from ingest.document import OcrWord, VideoInfo
 from ingest.image_size import png_size
 from ingest.limits import vision_tokens
-from ingest.load import OcrOptions, file_sha256
-from ingest.page_memo import forget
-from ingest.progress import ProgressFn
+from ingest.ocr import OcrOptions
 
 # Every column that names a file in blobs/, with the column that says whose document it is. The
 # purge, the orphan sweep and the tests' orphan checks all read this one list, so a new blob column
@@ -50,6 +46,9 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
     from app.store.audit import DocumentAudit
+    from ingest.document import Attachment, Document, Segment
+    from ingest.limits import Limits
+    from ingest.progress import ProgressFn
 
 # Rough chars-per-token for the library column; the exact count is taken when a prompt is built.
 CHARS_PER_TOKEN = 4
@@ -182,16 +181,22 @@ class Library:
         *,
         password: str | None = None,
         limits: Limits | None = None,
-        load: Callable[..., Document] = ingest_load,  # the window reads in a child process
+        load: Callable[..., Document] | None = None,  # None: ingest.load here; the window reads in a child process
         progress: ProgressFn | None = None,
     ) -> AddResult:
+        # Imported here: reading files (sniffing, OCR engines, the page memo) is for adding only, and
+        # `folio list` and the other light commands start faster without it.
+        from ingest.load import file_sha256
+        from ingest.load import load as ingest_load
+        from ingest.page_memo import forget
+
         source = Path(path).expanduser().resolve()
         if source.is_file():
             existing = self._by_sha(file_sha256(source))
             if existing is not None:
                 linked = self._remember_source(existing, source)
                 return AddResult(existing, created=False, linked=linked)
-        document = load(
+        document = (load or ingest_load)(
             source, password=password, limits=limits, ocr=self.ocr, progress=progress, resume_dir=self.resume_dir
         )
         result = self.store(document)
@@ -505,6 +510,8 @@ class Library:
                 return DocumentRow.from_row(rows[0])
         path = Path(ref).expanduser().resolve()
         if path.is_file():
+            from ingest.load import file_sha256  # imported here: only a reference by path reads a file
+
             found = self._by_sha(file_sha256(path))
             if found:
                 return found

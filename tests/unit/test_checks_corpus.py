@@ -44,7 +44,7 @@ def test_a_real_broken_reference_and_a_real_double_definition_are_found() -> Non
     from app.checks.report import run_checks
     from app.checks.text import check_text
     from app.compare.versions import version_from_document
-    from ingest import load
+    from ingest.load import load
 
     path = next(Path(CORPUS, "contracts_tune").glob("XYBERNAUT*.PDF"))
     report = run_checks(check_text(version_from_document(load(path))))

@@ -20,7 +20,7 @@ from app.checks.references import (
 )
 from app.checks.text import check_text
 from app.compare.versions import Block, Version, version_from_document
-from ingest import load
+from ingest.load import load
 from tests.fixtures.check_docs import PDF_REFERENCES, WORD_REFERENCES, broken_refs_pdf, numbered_contract_docx
 
 

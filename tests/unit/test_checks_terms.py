@@ -16,7 +16,7 @@ from app.checks.terms import (
 )
 from app.checks.text import check_text
 from app.compare.versions import Block, Version, version_from_document
-from ingest import load
+from ingest.load import load
 from tests.fixtures.check_docs import numbered_contract_docx
 
 OPENING = (

@@ -187,7 +187,7 @@ def test_two_word_files_are_compared_by_clause_with_clause_anchors(tmp_path: Pat
     import docx
 
     from app.compare.versions import version_from_document
-    from ingest import load
+    from ingest.load import load
 
     def write(name: str, clauses: list[str], comment: bool = False) -> Path:
         document = docx.Document()

@@ -83,7 +83,7 @@ def expected_rows(e: Edits, new_page: dict[int, str]) -> list[Row]:
 
 
 def redline_of(old: Path, new: Path) -> Redline:
-    from ingest import load
+    from ingest.load import load
 
     return compare(version_from_document(load(old)), version_from_document(load(new)))
 

@@ -64,7 +64,7 @@ def test_the_docx_holds_real_tracked_changes(tmp_path: Path) -> None:
     import docx
     from docx.oxml.ns import qn
 
-    from ingest import load
+    from ingest.load import load
     from ingest.word import accepted_text
 
     path = tmp_path / "redline.docx"

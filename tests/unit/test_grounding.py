@@ -149,7 +149,7 @@ FUSE = CORPUS / "contracts_pdf" / "FuseMedicalInc_20190321_10-K_EX-10.43_1157545
 
 @functools.cache
 def _cuad_pages(path: Path) -> tuple[str, ...]:
-    from ingest import load
+    from ingest.load import load
 
     document = load(path)
     pages: dict[int, list[str]] = {}

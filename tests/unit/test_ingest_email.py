@@ -11,7 +11,8 @@ import pytest
 from app.citations.markers import check, find_citations
 from app.citations.targets import targets
 from app.context import AppContext
-from ingest import IngestError, load
+from ingest import IngestError
+from ingest.load import load
 from tests.conftest import run_folio
 from tests.fixtures.office import DATA, broken_mime_email, draft_email, email_with_attachments
 from tests.fixtures.pdfs import make_contract_pdf

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest import load
 from ingest.limits import Limits, fit_to_budget, vision_tokens
+from ingest.load import load
 from tests.fixtures.media import (
     ANNOTATION_TEXT,
     REPORT_HEADER,

@@ -11,8 +11,8 @@ import pytest
 
 from app.errors import Cancelled
 from app.processes.ingest_reader import IngestProcess
-from ingest import load as ingest_load
 from ingest.errors import CorruptFile, UnsupportedFile
+from ingest.load import load as ingest_load
 
 
 def _kill_child_when_it_starts(reader: IngestProcess, method: str) -> threading.Thread:

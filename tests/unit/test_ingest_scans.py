@@ -12,8 +12,9 @@ import cv2
 import numpy as np
 import pytest
 
-from ingest import IngestError, load
+from ingest import IngestError
 from ingest.limits import Limits, vision_tokens
+from ingest.load import load
 from ingest.ocr import OcrOptions
 from ingest.scan import apply_orientation, clean_scan, denoise, estimate_orientation
 from ingest.tesseract import tesseract_support

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest import IngestError, load
+from ingest import IngestError
+from ingest.load import load
 
 
 def test_plain_text_contract_is_cited_by_its_clause_numbers(tmp_path: Path) -> None:

@@ -9,9 +9,10 @@ import cv2
 import numpy as np
 import pytest
 
-from ingest import IngestError, load
+from ingest import IngestError
 from ingest.errors import TooLarge
 from ingest.limits import Limits, vision_tokens
+from ingest.load import load
 from tests.fixtures.media import VIDEO_CUTS, VIDEO_FPS, VIDEO_FRAMES, make_video
 
 

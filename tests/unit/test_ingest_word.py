@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from app.citations.markers import check, find_citations
-from ingest import IngestError, load
+from ingest import IngestError
+from ingest.load import load
 from tests.conftest import run_folio
 from tests.fixtures.office import (
     COMMENT_BY,

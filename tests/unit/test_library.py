@@ -116,7 +116,7 @@ def test_encrypted_pdf_opens_with_password(ctx: AppContext, tmp_path: Path) -> N
 
 
 def test_failure_inside_the_transaction_leaves_nothing(ctx: AppContext, contract_pdf: Path) -> None:
-    from ingest import load
+    from ingest.load import load
 
     document = load(contract_pdf)
     before = table_counts(ctx)
