@@ -69,6 +69,10 @@ class Hardware:
 
         vm = psutil.virtual_memory()
         cores = psutil.cpu_count(logical=False) or os.cpu_count() or 1
+        # A process held to fewer CPUs (taskset, a container's cpuset, a test worker) gets no more
+        # threads than those: llama.cpp's threads wait on each other, and two sharing one CPU stall both.
+        if hasattr(os, "sched_getaffinity"):
+            cores = min(cores, len(os.sched_getaffinity(0)))
         return cls(int(vm.total), int(vm.available), int(cores), gpus)
 
 

@@ -26,6 +26,16 @@ CORPUS = (REPO.parent / "shared" / "corpus").resolve()
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist (`make test` runs two workers), each worker and every process it starts keep
+    to one CPU of their own: llama.cpp then plans one thread per engine (inference/planner.py reads
+    the affinity), so two workers' models never fight over the same cores."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if worker.startswith("gw") and hasattr(os, "sched_setaffinity"):
+        cpus = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpus[int(worker[2:]) % len(cpus)]})
+
+
 @pytest.fixture(autouse=True)
 def folio_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "folio-home"
@@ -122,6 +132,8 @@ class CorpusAdd:
         return {line.split(": ", 1)[0]: line for line in lines if ": " in line}
 
 
+# Under pytest-xdist the session fixture is made once per worker: tests/unit/test_corpus.py and
+# tests/reliability/test_corpus_cli.py share it by running on one worker (xdist_group "corpus").
 @pytest.fixture(scope="session")
 def corpus_add(tmp_path_factory: pytest.TempPathFactory) -> CorpusAdd:
     """Shared by tests/unit/test_corpus.py (each file's document as stored) and

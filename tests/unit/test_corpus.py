@@ -12,7 +12,10 @@ from ingest.document import FLOWING_KINDS
 from ingest.load import file_sha256
 from tests.conftest import CORPUS, CorpusAdd
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"real-world corpus not found at {CORPUS}")
+pytestmark = [
+    pytest.mark.skipif(not CORPUS.is_dir(), reason=f"real-world corpus not found at {CORPUS}"),
+    pytest.mark.xdist_group("corpus"),  # one worker makes the shared `corpus_add` run
+]
 
 # What must happen to particular files (the rest must simply be added or rejected cleanly).
 EXPECTED_REJECTIONS = {

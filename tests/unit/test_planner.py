@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+
+import psutil
 import pytest
 
 from inference.planner import (
@@ -113,3 +116,15 @@ def test_a_plan_becomes_the_engine_settings_it_chose() -> None:
     )
     assert (config.n_batch, config.n_ubatch, config.n_gpu_layers) == (p.n_batch, p.n_ubatch, p.n_gpu_layers)
     assert config.n_threads == 3 and config.model_id == "abc"  # the caller's fields win
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this platform")
+def test_cores_are_those_this_process_may_run_on() -> None:
+    """Held to one CPU (taskset, a container's cpuset), the engine plans one thread, not the machine's count."""
+    allowed = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {min(allowed)})
+        assert Hardware.detect().physical_cores == 1
+    finally:
+        os.sched_setaffinity(0, allowed)
+    assert Hardware.detect().physical_cores == min(len(allowed), psutil.cpu_count(logical=False) or len(allowed))
