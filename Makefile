@@ -51,7 +51,7 @@ check: $(DEV_STAMP)
 	$(BIN)/lint-imports --no-cache
 
 test: check
-	$(PYTEST) -m "not slow" -n 2 --dist loadgroup --durations=40
+	$(PYTEST) -m "not slow" -n 2 --durations=40
 
 # The one-folder app (dist/folio, or dist/Folio.app on macOS) from packaging/folio.spec.
 bundle: $(DEV_STAMP)

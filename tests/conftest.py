@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,19 +133,46 @@ class CorpusAdd:
         return {line.split(": ", 1)[0]: line for line in lines if ": " in line}
 
 
-# Under pytest-xdist the session fixture is made once per worker: tests/unit/test_corpus.py and
-# tests/reliability/test_corpus_cli.py share it by running on one worker (xdist_group "corpus").
 @pytest.fixture(scope="session")
 def corpus_add(tmp_path_factory: pytest.TempPathFactory) -> CorpusAdd:
     """Shared by tests/unit/test_corpus.py (each file's document as stored) and
     tests/reliability/test_corpus_cli.py (the run as a whole): the corpus's scans take a minute of OCR,
-    and reading them once keeps both checks on the same real run."""
+    and reading them once keeps both checks on the same real run. Under pytest-xdist the workers share
+    one run too: the first to ask makes it in the run's common temp folder, under a lock, and the
+    others wait for it and read its outcome from there."""
+    import json
+
     if not CORPUS.is_dir():
         pytest.skip(f"real-world corpus not found at {CORPUS}")
-    home = tmp_path_factory.mktemp("corpus") / "home"
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # this run's folder, above each worker's own
+    folder = base / "corpus-add"
     files = sorted(p for p in CORPUS.rglob("*") if p.is_file())
-    code, out, err = run_folio("add", *map(str, files), env={"FOLIO_HOME": str(home)}, timeout=3600)
-    return CorpusAdd(home, files, code, out, err)
+    with _only_one_worker(base / "corpus-add.lock"):
+        outcome = folder / "outcome.json"
+        if not outcome.is_file():
+            folder.mkdir(exist_ok=True)
+            code, out, err = run_folio("add", *map(str, files), env={"FOLIO_HOME": str(folder / "home")}, timeout=3600)
+            outcome.write_text(json.dumps({"code": code, "out": out, "err": err}), encoding="utf-8")
+        done = json.loads(outcome.read_text(encoding="utf-8"))
+    return CorpusAdd(folder / "home", files, done["code"], done["out"], done["err"])
+
+
+@contextmanager
+def _only_one_worker(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` across processes (POSIX); elsewhere each worker makes its own."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def run_folio(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> tuple[int, str, str]:

@@ -207,14 +207,17 @@ def test_engine_settings_apply_to_the_next_question(qtbot, window, contract_pdf:
     rows.select_row(window, 0)
     ask("Which law governs this agreement?")
     first = window.engine_worker._service
-    assert first is not None and first.engine.config.n_threads != 1
+    assert first is not None
+    # Another thread count than the one planned (one per CPU this process may use: 1 under make test's
+    # workers, each held to one CPU).
+    chosen = 2 if first.engine.config.n_threads == 1 else 1
     dialog = window.setup_menu.show_settings()
-    dialog.threads.setValue(1)
+    dialog.threads.setValue(chosen)
     dialog.save()
     qtbot.waitUntil(lambda: window.engine_worker._service is None, timeout=20000)
     ask("Who are the parties?")
     second = window.engine_worker._service
-    assert second is not None and second is not first and second.engine.config.n_threads == 1
+    assert second is not None and second is not first and second.engine.config.n_threads == chosen
     messages = window.conversations.messages(window.conversation_id)
     assert [m.status for m in messages if m.role == "assistant"] == ["complete", "complete"]
 

@@ -18,10 +18,7 @@ import pytest
 
 from tests.conftest import CORPUS, CorpusAdd
 
-pytestmark = [
-    pytest.mark.skipif(not CORPUS.is_dir(), reason=f"real-world corpus not found at {CORPUS}"),
-    pytest.mark.xdist_group("corpus"),  # one worker makes the shared `corpus_add` run
-]
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"real-world corpus not found at {CORPUS}")
 
 
 def test_every_corpus_file_through_one_folio_add(corpus_add: CorpusAdd, figures: dict[str, Any]) -> None:

@@ -12,10 +12,7 @@ from ingest.document import FLOWING_KINDS
 from ingest.load import file_sha256
 from tests.conftest import CORPUS, CorpusAdd
 
-pytestmark = [
-    pytest.mark.skipif(not CORPUS.is_dir(), reason=f"real-world corpus not found at {CORPUS}"),
-    pytest.mark.xdist_group("corpus"),  # one worker makes the shared `corpus_add` run
-]
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"real-world corpus not found at {CORPUS}")
 
 # What must happen to particular files (the rest must simply be added or rejected cleanly).
 EXPECTED_REJECTIONS = {
