@@ -105,9 +105,15 @@ class PageCanvas(QWidget):
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         painter.fillRect(self.rect(), Qt.GlobalColor.white)
-        if self.image is not None:
+        if self.image is not None and self.width() > 0 and self.height() > 0:
             painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
-            painter.drawImage(QRectF(self.rect()), self.image)
+            # Only the part being repainted, from the matching part of the image: a page zoomed in is
+            # several thousand pixels a side, and scaling all of it for each scroll step held the UI
+            # thread past 50 ms (bench_ui's paging and zooming).
+            target = QRectF(event.rect())
+            sx, sy = self.image.width() / self.width(), self.image.height() / self.height()
+            source = QRectF(target.x() * sx, target.y() * sy, target.width() * sx, target.height() * sy)
+            painter.drawImage(target, self.image, source)
         painter.setPen(Qt.PenStyle.NoPen)
         for rect in self.terms:
             painter.fillRect(self.to_widget(rect), TERM_FILL)
