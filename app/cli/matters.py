@@ -259,7 +259,8 @@ def _export(ctx: AppContext, args: argparse.Namespace) -> int:
     summary = export_matter(ctx.library, ctx.audit, audited_settings(ctx.settings), matter, out, overwrite=args.force)
     print(
         f"exported: matter {matter.name!r} to {out} ({summary.documents} document(s), {summary.conversations} "
-        f"conversation(s), {summary.extraction_runs} extraction table(s), {summary.files} file(s)); "
+        f"conversation(s), {summary.extraction_runs} extraction table(s), {summary.playbook_reviews} playbook "
+        f"review(s), {summary.files} file(s)); "
         f"sha256 {summary.sha256}"
     )
     return 0
@@ -277,6 +278,6 @@ def _import(ctx: AppContext, args: argparse.Namespace) -> int:
     print(
         f"imported: matter {summary.matter!r} ({summary.documents} document(s) stored, {summary.documents_reused} "
         f"already in the library, {summary.conversations} conversation(s), {summary.extraction_runs} extraction "
-        "table(s)); every checksum matched"
+        f"table(s), {summary.playbook_reviews} playbook review(s)); every checksum matched"
     )
     return 0

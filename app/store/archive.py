@@ -60,6 +60,7 @@ class ArchiveSummary:
     documents_reused: int  # already in the library: linked, not stored again
     conversations: int
     extraction_runs: int
+    playbook_reviews: int  # with their runs
     files: int  # blobs and originals in the archive
     sha256: str  # of the archive file
 
@@ -244,6 +245,7 @@ def write_archive(db: Database, matter: Matter, blobs_dir: Path, out: Path) -> t
         0,
         len(data["conversations"]),
         len(data["extraction_runs"]),
+        _review_count(data),
         len(entries) - 2,
         hashlib.sha256(payload).hexdigest(),
     )
@@ -400,6 +402,11 @@ def load_matter(
     return matters.by_id(matter.id), stored, reused
 
 
+def _review_count(data: dict[str, Any]) -> int:
+    """The playbook reviews an archive's runs carry (none in a version 1 archive)."""
+    return sum(len(_listed(run, "playbook_reviews")) for run in data["extraction_runs"])
+
+
 # -- the two commands' work ----------------------------------------------------------------------
 def export_matter(
     library: Library, audit: AuditLog, settings: dict[str, Any], matter: Matter, out: Path, *, overwrite: bool
@@ -418,7 +425,7 @@ def export_matter(
         settings=settings,
         details={"kind": "matter", "matter": matter.name, "path": str(out), "sha256": summary.sha256,
                  "documents": summary.documents, "conversations": summary.conversations,
-                 "extraction_runs": summary.extraction_runs},
+                 "extraction_runs": summary.extraction_runs, "playbook_reviews": summary.playbook_reviews},
         matter_id=matter.id,
     )  # fmt: skip
     return summary
@@ -446,7 +453,8 @@ def import_matter(
                          "archive": path.name, "sha256": checked.sha256,
                          "documents_stored": stored, "documents_reused": reused,
                          "conversations": len(checked.data["conversations"]),
-                         "extraction_runs": len(checked.data["extraction_runs"])},
+                         "extraction_runs": len(checked.data["extraction_runs"]),
+                         "playbook_reviews": _review_count(checked.data)},
                 matter_id=matter.id,
             )  # fmt: skip
     audit.sync_head()
@@ -456,6 +464,7 @@ def import_matter(
         reused,
         len(checked.data["conversations"]),
         len(checked.data["extraction_runs"]),
+        _review_count(checked.data),
         len(checked.files),
         checked.sha256,
     )

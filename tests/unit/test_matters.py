@@ -593,7 +593,7 @@ def test_export_and_import_carry_a_matter_whole_between_two_homes(
     finally:
         ctx.close()
     code, out, _ = _folio(capsys, "matter", "export", "Acme", "--out", str(archive))
-    assert code == 0 and "exported: matter 'Acme'" in out
+    assert code == 0 and "exported: matter 'Acme'" in out and " 1 playbook review(s)" in out
     with zipfile.ZipFile(archive) as opened:
         names = opened.namelist()
         assert json.loads(opened.read("manifest.json"))["version"] == 2
@@ -605,6 +605,7 @@ def test_export_and_import_carry_a_matter_whole_between_two_homes(
     code, out, err = _folio(capsys, "matter", "import", str(archive))
     assert code == 0, err
     assert "imported: matter 'Acme' (4 document(s) stored, 0 already" in out
+    assert " 1 playbook review(s)); every checksum matched" in out
     ctx = open_app()
     try:
         assert _every_table(ctx) - set(_NOT_CARRIED) == set(_COMPARED)
