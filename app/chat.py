@@ -118,9 +118,7 @@ class ChatService:
         token = self._token = cancel or CancelToken()
         replaced: int | None = None
         if regenerate:
-            if conversation_id is None:
-                raise FolioError("there is no conversation to ask again")
-            replaced, question = self.conversations.last_exchange(conversation_id)
+            replaced, question = self.asked_again(conversation_id)
         question = question.strip()
         if not question:
             raise FolioError("the question is empty")
@@ -260,19 +258,22 @@ class ChatService:
         verdict and the engine's figures, in one transaction; `replaces` (the old question's id, the new
         question's id): the exchange this one was asked again for goes in the same transaction."""
         grounded = ground_answer(answer, self.session.sources(self.ctx, documents.rows))
-        with self.ctx.db.atomic():
-            if replaces is not None:
-                conversation_id = self.conversations.message(answer_id).conversation_id
-                self.conversations.drop_exchange(conversation_id, *replaces)
-            self.store_answer(
-                answer_id,
-                answer,
-                thinking,
-                [v.to_dict() for v in grounded.claims],
-                [c.to_dict() for c in grounded.citations],
-                stats,
-            )
+        self.store_answer(
+            answer_id,
+            answer,
+            thinking,
+            [v.to_dict() for v in grounded.claims],
+            [c.to_dict() for c in grounded.citations],
+            stats,
+            replaces,
+        )
         return self.conversations.message(answer_id)
+
+    def asked_again(self, conversation_id: int | None) -> tuple[int, str]:
+        """Regenerate: the id of the conversation's last question and its text, to ask again."""
+        if conversation_id is None:
+            raise FolioError("there is no conversation to ask again")
+        return self.conversations.last_exchange(conversation_id)
 
     def store_answer(
         self,
@@ -282,24 +283,31 @@ class ChatService:
         claims: list[dict[str, Any]],
         citations: list[dict[str, Any]],
         stats: GenerationStats,
+        replaces: tuple[int, int] | None = None,
     ) -> None:
-        """An answer's text, its checked claims and citations, and the engine's figures, in one update."""
-        self.conversations.update_message(
-            answer_id,
-            claims=claims,
-            text=answer,
-            thinking=thinking,
-            citations=citations,
-            prompt_tokens=stats.prompt_tokens,
-            completion_tokens=stats.completion_tokens,
-            cached_tokens=stats.cached_tokens,
-            prefill_ms=round(stats.prefill_ms, 1),
-            generate_ms=round(stats.generate_ms, 1),
-            drafted_tokens=stats.drafted_tokens,
-            accepted_tokens=stats.accepted_tokens,
-            draft_note=stats.draft_note,
-            status="cancelled" if stats.stop_reason == "cancelled" else "complete",
-        )
+        """An answer's text, its checked claims and citations, and the engine's figures, in one update;
+        `replaces` (the old question's id, the new question's id): the exchange asked again (Regenerate)
+        goes in the same transaction."""
+        with self.ctx.db.atomic():
+            if replaces is not None:
+                conversation_id = self.conversations.message(answer_id).conversation_id
+                self.conversations.drop_exchange(conversation_id, *replaces)
+            self.conversations.update_message(
+                answer_id,
+                claims=claims,
+                text=answer,
+                thinking=thinking,
+                citations=citations,
+                prompt_tokens=stats.prompt_tokens,
+                completion_tokens=stats.completion_tokens,
+                cached_tokens=stats.cached_tokens,
+                prefill_ms=round(stats.prefill_ms, 1),
+                generate_ms=round(stats.generate_ms, 1),
+                drafted_tokens=stats.drafted_tokens,
+                accepted_tokens=stats.accepted_tokens,
+                draft_note=stats.draft_note,
+                status="cancelled" if stats.stop_reason == "cancelled" else "complete",
+            )
 
     def history(self, conversation_id: int, *, before: int | None = None) -> list[Message]:
         """The conversation's turns so far (up to the message `before`, a question asked again)."""

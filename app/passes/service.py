@@ -111,9 +111,7 @@ class LongQuestion:
         token = self._token = cancel or CancelToken()
         replaced: int | None = None
         if regenerate:
-            if conversation_id is None:
-                raise FolioError("there is no conversation to ask again")
-            replaced, question = self.chat.conversations.last_exchange(conversation_id)
+            replaced, question = self.chat.asked_again(conversation_id)
         question = question.strip()
         if strategy is not None and strategy not in STRATEGIES:
             raise FolioError(f"unknown strategy '{strategy}': use {' or '.join(STRATEGIES)}")
@@ -589,10 +587,9 @@ class _Run:
             stats = self.stats()
             if stopped:
                 stats = replace(stats, stop_reason="cancelled")
-            with self.ctx.db.atomic():
-                if replaces is not None:
-                    conversations.drop_exchange(conversations.message(answer_id).conversation_id, *replaces)
-                self.owner.chat.store_answer(answer_id, reply.text, thinking, reply.claims, reply.citations, stats)
+            self.owner.chat.store_answer(
+                answer_id, reply.text, thinking, reply.claims, reply.citations, stats, replaces
+            )
         return conversations.message(answer_id)
 
 
