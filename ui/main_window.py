@@ -500,10 +500,9 @@ class MainWindow(QMainWindow):
     def add_paths(self, paths: list[str], password: str | None = None, *, interactive: bool = True) -> None:
         """Add files and folders (recursively). `interactive`: the user started it in the window, so a
         failed batch may open a dialog; otherwise failures show only on their items and the status bar."""
-        files: list[str] = []
-        for p in paths:
-            path = Path(p)
-            files.extend(str(f) for f in sorted(path.rglob("*")) if f.is_file()) if path.is_dir() else files.append(p)
+        from ingest.folders import files_in
+
+        files = files_in(paths)
         if files:
             self._batches.append(interactive)
             self.ingest_job.emit(files, password)

@@ -46,11 +46,13 @@ def _parser() -> argparse.ArgumentParser:
 
     add = sub.add_parser(
         "add",
-        help="add files to the library",
-        description="Add files to the library. An encrypted PDF's password is asked for on the terminal when "
+        help="add files (and every file in a folder) to the library",
+        description="Add files to the library; a folder adds every file in it and its subfolders (hidden files "
+        "and the operating system's Thumbs.db and desktop.ini are left out). An encrypted PDF's password is asked "
+        "for on the terminal when "
         f"the file needs one, or read from {PASSWORD_ENV} or --password-file.",
     )
-    add.add_argument("files", nargs="*", metavar="FILE")
+    add.add_argument("files", nargs="*", metavar="FILE", help="a file or a folder")
     add.add_argument(
         "--password",
         nargs="?",
@@ -291,8 +293,17 @@ def _cmd_add(ctx: AppContext, args: argparse.Namespace) -> int:
     if not files:
         print("folio: error: give at least one FILE to add", file=sys.stderr)
         return 2
-    passwords = password_source(args.password, args.password_file)
+    from ingest.folders import files_in
+
     failures = 0
+    folders = [f for f in files if Path(f).is_dir()]
+    for folder in folders:
+        if not files_in([folder]):
+            failures += 1
+            print(f"folio: error: {folder}: the folder holds no files to add", file=sys.stderr)
+    files = files_in(files)
+    passwords = password_source(args.password, args.password_file)
+    added = already = 0
     for name in files:
         progress = PageProgress(Path(name).name)
         try:
@@ -309,12 +320,15 @@ def _cmd_add(ctx: AppContext, args: argparse.Namespace) -> int:
         if progress.kept:
             print(f"... resumed: {progress.kept} scanned page(s) kept from an interrupted reading", file=sys.stderr)
         doc = result.document
+        added, already = added + result.created, already + (not result.created)
         verb = "added" if result.created else "already in library"
         if result.linked:
             from app.store.matters import Matters
 
             verb += f", now also in matter {Matters(ctx.db).by_id(ctx.matter_id).name!r}"
         print(f"{verb}: #{doc.id} {doc.title} ({_extent(doc)}, ~{doc.token_estimate:,} tokens)")
+    if folders:  # a folder's files scroll past: the count says how it went
+        print(f"{len(files)} file(s): {added} added, {already} already in the library, {failures} not added")
     return 1 if failures else 0
 
 

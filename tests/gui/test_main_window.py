@@ -217,6 +217,20 @@ def test_bad_files_each_in_one_line_and_library_unchanged(window, qtbot, tmp_pat
     assert window.library.selected_ids() == [] and window.ctx.library.count() == 0
 
 
+def test_add_folder_adds_its_documents_and_leaves_hidden_files_out(window, qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from tests.fixtures.pdfs import make_text_pdf
+
+    folder = tmp_path / "Acme v Brown"
+    (folder / "exhibits").mkdir(parents=True)
+    make_text_pdf(folder / "claim.pdf", ["The claimant Acme Ltd claims damages for breach of contract."])
+    make_text_pdf(folder / "exhibits" / "ex1.pdf", ["Exhibit 1: the supply contract dated 1 March 2024."])
+    (folder / ".DS_Store").write_bytes(b"\0" * 64)  # not a document: no failed row for it
+    window.add_paths([str(folder)])
+    qtbot.waitUntil(lambda: window.ctx.library.count() == 2, timeout=20000)
+    qtbot.wait(200)
+    assert window.library.failed_items() == [] and window.warnings == []
+
+
 def test_recent_documents_menu_reopens_a_document(window, qtbot, contract_pdf: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from tests.fixtures.pdfs import make_text_pdf
 

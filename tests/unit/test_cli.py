@@ -140,3 +140,28 @@ def test_models_list_says_which_files_carry_mtp_layers(tmp_path: Path, folio_hom
     rows = {line.rsplit("/", 1)[-1]: line for line in out.splitlines() if line.endswith(".gguf")}
     assert "  MTP 1 " in rows["tiny-mtp.gguf"] and "no MTP" in rows["tiny-qwen35.gguf"]
     assert "MTP 1" not in rows["tiny-qwen35.gguf"]
+
+
+def test_add_a_folder_adds_every_file_in_it_and_counts(tmp_path: Path, folio_home: Path) -> None:
+    from tests.fixtures.pdfs import make_text_pdf
+
+    folder = tmp_path / "Acme v Brown"
+    (folder / "exhibits").mkdir(parents=True)
+    make_text_pdf(folder / "claim.pdf", ["The claimant Acme Ltd claims damages for breach of the supply contract."])
+    make_text_pdf(folder / "exhibits" / "ex1.pdf", ["Exhibit 1: the supply contract dated 1 March 2024."])
+    (folder / ".DS_Store").write_bytes(b"\0" * 64)  # skipped: not a document anyone chose
+    (folder / "notes.xyz").write_bytes(b"GIF89a" + bytes(64))  # a type Folio does not read: one line, others kept
+    code, out, err = run_folio("add", str(folder))
+    assert code == 1  # one file could not be added
+    assert err.count("folio: error: ") == 1 and "notes.xyz" in err, err
+    assert out.count("added: #") == 2, out
+    assert out.strip().splitlines()[-1] == "3 file(s): 2 added, 0 already in the library, 1 not added"
+    code, out, _err = run_folio("add", str(folder / "exhibits"))
+    assert code == 0 and "already in library" in out
+    assert out.strip().splitlines()[-1] == "1 file(s): 0 added, 1 already in the library, 0 not added"
+    empty = tmp_path / "empty folder"
+    empty.mkdir()
+    code, out, err = run_folio("add", str(empty))
+    assert code == 1 and err.strip() == f"folio: error: {empty}: the folder holds no files to add"
+    db = sqlite3.connect(folio_home / "data" / "folio.sqlite3")
+    assert db.execute("SELECT count(*) FROM documents").fetchone()[0] == 2
