@@ -98,6 +98,13 @@ def bench_text_pdfs(files: list[Path]) -> tuple[list[str], dict[int, str]]:
 
 def bench_tables(files: list[Path]) -> list[str]:
     import pymupdf
+
+    from ingest import PYMUPDF_EXTRAS
+
+    for module in PYMUPDF_EXTRAS:  # Folio's ingest keeps them out; the rows below compare with them
+        if module in sys.modules and sys.modules[module] is None:
+            del sys.modules[module]
+    import pymupdf.layout  # find_tables() with its layout model, activated on import
     import pymupdf4llm
 
     from ingest.tables import may_hold_table

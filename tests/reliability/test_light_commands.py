@@ -37,7 +37,7 @@ import json, sys
 from app.cli.commands import main
 code = main(sys.argv[2:])
 with open(sys.argv[1], "w", encoding="utf-8") as out:
-    json.dump(sorted(sys.modules), out)
+    json.dump(sorted(n for n, m in sys.modules.items() if m is not None), out)  # None: an import refused
 raise SystemExit(code)
 """
 
@@ -92,3 +92,20 @@ def test_light_commands_import_nothing_heavy(tmp_path: Path) -> None:
         assert "app.store.library" in imported  # the command did run
         heavy = [name for name in NOT_FOR_LIGHT_COMMANDS if name in imported]
         assert not heavy, f"folio {' '.join(args)} imported {heavy}"
+
+
+def test_adding_a_pdf_loads_no_layout_model(tmp_path: Path) -> None:
+    """PyMuPDF 2.0 would import its layout model and LLM helpers (two ONNX networks, numpy, onnxruntime:
+    1.2 s and 90 MB per process) when installed; Folio uses neither and the installers leave them out, so
+    `folio add` of a PDF must not load them (ingest refuses their import)."""
+    from tests.fixtures.pdfs import make_text_pdf
+
+    pdf = make_text_pdf(tmp_path / "lease.pdf", ["The Tenant shall pay the rent monthly in advance."])
+    names = tmp_path / "modules.json"
+    proc = subprocess.run(
+        [sys.executable, "-c", MODULES_AFTER, str(names), "add", str(pdf)], capture_output=True, text=True, cwd=REPO
+    )
+    assert proc.returncode == 0, proc.stderr
+    imported = set(json.loads(names.read_text(encoding="utf-8")))
+    assert "pymupdf" in imported  # the PDF was read with PyMuPDF
+    assert not {"pymupdf.layout", "pymupdf4llm", "onnxruntime", "numpy"} & imported
