@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import zipfile
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from app.playbook.book import PlaybookStore
 from app.playbook.review import load_review, review_ids
 from app.playbook.values import VERDICT_TEXT
 from tests.fixtures.answers import store_sample_cells, store_sample_review
-from tests.fixtures.office import soffice
+from tests.fixtures.office import libreoffice_read_back, soffice
 from tests.fixtures.pdfs import GOVERNING_LAW_PAGE
 from ui.playbook_view import CLAUSE, DECISION, RULE, VERDICT, PlaybookReviewView
 
@@ -223,17 +222,34 @@ def test_export_writes_a_docx_whose_tracked_changes_are_the_accepted_findings(  
     assert "Audit rights" not in text  # rejected: not proposed
     exports = [e.details for e in window.ctx.audit.entries() if e.action == "export"]
     assert exports[-1]["review_id"] == review_id and exports[-1]["proposed_edits"] == 1
-    if soffice() is not None:  # LibreOffice reads the same revision and comment back
-        subprocess.run(
-            [soffice() or "soffice", f"-env:UserInstallation=file://{tmp_path / 'lo'}", "--headless",
-             "--convert-to", "fodt", "--outdir", str(tmp_path), str(target)],
-            check=True, capture_output=True, timeout=180,
-        )  # fmt: skip
-        flat = (tmp_path / "review.fodt").read_text(encoding="utf-8")
-        assert flat.count("<text:insertion>") == 1 and flat.count("<office:annotation") == 1
     markdown = view.export_to(tmp_path / "review.md")
     assert markdown is not None and "| Assignment only with consent | missing |" in markdown.read_text()
     assert view.message.text() == f"Wrote {tmp_path / 'review.md'}."
+
+
+@pytest.mark.skipif(soffice() is None, reason="LibreOffice (soffice) is not installed, so the .docx cannot be opened")
+def test_libreoffice_reads_back_one_tracked_change_and_one_comment_per_accepted_finding(  # type: ignore[no-untyped-def]
+    qtbot, window, contract_pdf, tmp_path
+) -> None:
+    """The review decided in the window and exported there, opened by LibreOffice headless (converted to
+    its own XML and read back): one comment per accepted finding, holding that finding's one change."""
+    view, _review, _doc = _sample(window, contract_pdf)
+    accepted = ("anti_assignment", "audit_rights")  # both missing: the standard wording inserted
+    for key in accepted:
+        view.table.setCurrentCell(_row(view, key), 0)
+        view.accept_button.click()
+    view.table.setCurrentCell(_row(view, "insurance"), 0)
+    view.reject_button.click()
+    target = view.export_to(tmp_path / "review.docx")
+    assert target is not None and view.message.text().endswith(", 2 proposed edit(s) as tracked changes.")
+    read = libreoffice_read_back(target)
+    book = view.playbook
+    expected = {book.rule(k).name: [("insertion", book.rule(k).proposed_wording)] for k in accepted}
+    shown = {c.text.split(":")[0]: [(read.changes[i].kind, read.changes[i].text) for i in c.changes]
+             for c in read.comments}  # fmt: skip
+    assert shown == expected and len(read.comments) == len(read.changes) == 2 and not read.outside
+    assert {c.author for c in read.comments} | {ch.author for ch in read.changes.values()} == {AUTHOR}
+    assert all(": missing. No " in c.text for c in read.comments)  # the verdict and the reason, in words
 
 
 def test_a_failed_review_says_why_in_one_line_and_frees_the_engine(  # type: ignore[no-untyped-def]
