@@ -136,6 +136,46 @@ def test_stop_keeps_the_fields_read_and_the_next_review_goes_on_from_there(  # t
     assert window.ctx.db.execute("SELECT count(*) FROM extraction_runs").fetchone()[0] == 1  # resumed, not redone
 
 
+def _press_esc(qtbot, view: PlaybookReviewView) -> None:  # type: ignore[no-untyped-def]
+    """Esc in the review window, the one the user is working in (the main window's own Esc stops its jobs)."""
+    view.activateWindow()
+    qtbot.waitUntil(view.isActiveWindow, timeout=5000)
+    view.table.setFocus()
+    QTest.keyClick(view.table, Qt.Key.Key_Escape)
+
+
+def test_esc_closes_a_running_review_and_stops_it_keeping_the_fields_read(  # type: ignore[no-untyped-def]
+    qtbot, one_thread, window, contract_pdf, tmp_path
+) -> None:
+    """Esc (like Close or the title bar's X) on a review still running: the window goes, the review stops
+    after the current field as Stop does, the engine is free again and the status bar says what was kept."""
+    view, _doc = _start(qtbot, window, contract_pdf, tmp_path, 3)
+    assert "stop the review" in view.close_button.toolTip()
+    qtbot.waitUntil(lambda: view.progress.value() >= 1, timeout=300000)
+    _press_esc(qtbot, view)
+    assert not view.isVisible()
+    qtbot.waitUntil(lambda: window._job is None, timeout=120000)
+    assert view.finished_status == "cancelled" and review_ids(window.ctx) == []  # stopped, nothing judged
+    stored = window.ctx.db.execute("SELECT count(*) FROM extraction_cells").fetchone()[0]
+    assert 1 <= stored < 3
+    assert window.statusBar().currentMessage() == (
+        f"Playbook review stopped: {stored} of 3 fields read and kept; Work > Review against playbook… goes on "
+        "from there."
+    )
+    assert window.chat.send_button.isEnabled() and window.engine_label.text() == "engine: idle"
+
+
+def test_closing_a_stored_review_stops_nothing(qtbot, window, contract_pdf) -> None:  # type: ignore[no-untyped-def]
+    """A review reopened from Work > Playbook reviews… closes on Esc without asking for a stop (which would
+    stop whatever else the engine is doing)."""
+    view, _review, _doc = _sample(window, contract_pdf)
+    assert view.close_button.toolTip().endswith("stays in Work > Playbook reviews…")
+    stops: list[bool] = []
+    view.cancel_requested.connect(lambda: stops.append(True))
+    _press_esc(qtbot, view)
+    assert not view.isVisible() and stops == []
+
+
 def test_accept_and_reject_are_stored_audited_and_shown_when_reopened(qtbot, window, contract_pdf) -> None:  # type: ignore[no-untyped-def]
     view, review_id, _doc = _sample(window, contract_pdf)
     assert view.table.rowCount() == 10  # every rule of the built-in playbook
