@@ -359,5 +359,6 @@ def test_earlier_reviews_of_the_matter_are_listed_to_reopen(qtbot, window, contr
     monkeypatch.setattr(QInputDialog, "getItem", pick)
     window.work_menu.actions["reviews"].trigger()  # Work > Playbook reviews…
     assert offered and offered[0][0].startswith(f"{review_id}: Master Services Agreement against Commercial contract (")
+    assert offered[0][0].endswith("), 2 of 10 rules not met or missing")  # anti-assignment and audit rights
     reopened = [d for d in window.work_menu.dialogs if isinstance(d, PlaybookReviewView)]
     assert len(reopened) == 1 and reopened[0].review is not None and reopened[0].review.id == review_id
