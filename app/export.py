@@ -673,9 +673,11 @@ def review_docx(review: PlaybookReview, blocks: Sequence[TextBlock]) -> bytes:
         for cell, text in zip(cells, (rules[f.rule_key].name, f.verdict_text, f.where or "-", f.reason), strict=True):
             cell.text = _xml_text(text)
     document.add_heading("The contract, with the proposed changes tracked", level=1)
-    unplaced = len(edits.comments) - edits.placed
-    if unplaced:
-        document.add_paragraph(f"{unplaced} proposed clause(s) Folio could not place in the text follow it.")
+    missing = len(edits.comments) - edits.placed - edits.unplaced
+    after = [f"{missing} missing clause(s)" if missing else "",
+             f"{edits.unplaced} clause(s) Folio could not place in the text" if edits.unplaced else ""]  # fmt: skip
+    if any(after):  # a missing clause is added, not lost: said apart from one Folio failed to find
+        document.add_paragraph(f"The proposed wording for {' and '.join(a for a in after if a)} follows the text.")
     _write_tracked(document, edits.paragraphs, PLAYBOOK_AUTHOR, edits.comments, first=_FIRST_REVISION)
     out = io.BytesIO()
     document.save(out)

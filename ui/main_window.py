@@ -960,6 +960,12 @@ class MainWindow(QMainWindow):
             return
         elif isinstance(event, ReviewStopped):
             view.stopped(event.cells_done, event.cells_total)
+            if not view.isVisible():  # closed while it ran, which stopped it: the window says so instead
+                self.statusBar().showMessage(
+                    f"Playbook review stopped: {event.cells_done} of {event.cells_total} fields read and kept; "
+                    "Work > Review against playbook… goes on from there.",
+                    15000,
+                )
         else:
             view.on_event(event)
 

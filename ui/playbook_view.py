@@ -66,6 +66,8 @@ VERDICT_COLOURS = {
     NEEDS_PERSON: ("#1e40af", "#93c5fd"),
 }
 DECISION_TEXT = {ACCEPTED: "accepted", REJECTED: "rejected", "": "not reviewed"}
+CLOSE_RUNNING_TIP = "Close this window and stop the review; the fields read so far are kept for the next review"
+CLOSE_STORED_TIP = "Close this window; the review stays in Work > Playbook reviews…"
 EXPORT_FILTER = "Word with tracked changes (*.docx);;PDF report (*.pdf);;Markdown report (*.md)"
 
 
@@ -181,7 +183,7 @@ class PlaybookReviewView(QDialog):
                                       "Markdown")  # fmt: skip
         self.export_button.clicked.connect(self.export)
         self.close_button = QPushButton("Close")
-        self.close_button.setToolTip("Close this window; the review stays in Work > Playbook reviews…")
+        self.close_button.setToolTip(CLOSE_RUNNING_TIP)
         self.close_button.clicked.connect(self.close)
         compact(self.accept_button, self.reject_button, self.clear_button, self.stop_button, self.export_button,
                 self.close_button)  # fmt: skip
@@ -256,10 +258,20 @@ class PlaybookReviewView(QDialog):
         self.status.setText("Stopping after the current field…")
         self.cancel_requested.emit()
 
+    def done(self, result: int) -> None:
+        """Esc, Close and the title bar's X all end here (QDialog closes by rejecting). A review still
+        running is stopped with its window, as closing a comparison stops its summary: nobody is left to
+        see the findings or press Stop, and the engine would stay busy for minutes behind the user's back.
+        The fields read so far are kept, so reviewing again goes on from there."""
+        if self.finished_status is None and self.stop_button.isEnabled():
+            self._stop()
+        super().done(result)
+
     def show_review(self, review: PlaybookReview) -> None:
         """The stored review: every rule with its verdict and the reviewer's decision."""
         self.review = review
         self.playbook = review.playbook  # as it was when the review ran
+        self.close_button.setToolTip(CLOSE_STORED_TIP)
         self._end("complete")
         self.progress.setVisible(False)
         self.stop_button.setVisible(False)

@@ -129,17 +129,15 @@ class WorkMenu(QObject):
 
     def show_reviews(self, review_id: int | None = None) -> PlaybookReviewView | None:
         """An earlier playbook review of the current matter, reopened to read, decide and export."""
-        from app.playbook.review import load_review, review_ids
+        from app.playbook.review import load_review, review_summaries
 
         if not review_id:
-            ids = review_ids(self.ctx)  # the newest first
-            if not ids:
+            listed = review_summaries(self.ctx)  # the newest first; only the one chosen is read whole
+            if not listed:
                 self._say("No playbook reviews in this matter yet: Work > Review against playbook…")
                 return None
-            labels = []
-            for i in ids:
-                r = load_review(self.ctx, i)
-                labels.append(f"{i}: {r.title} against {r.playbook.name} ({r.created_at[:16].replace('T', ' ')})")
+            labels = [f"{r.id}: {r.title} against {r.playbook_name} ({r.when}), {r.short} of {r.findings} rules "
+                      "not met or missing" for r in listed]  # fmt: skip
             choice, ok = QInputDialog.getItem(self.window, "Playbook reviews", "Review", labels, 0, False)
             if not ok:
                 return None

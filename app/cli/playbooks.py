@@ -142,17 +142,14 @@ def print_review(review: PlaybookReview) -> None:
 
 
 def cmd_reviews(ctx: AppContext, _args: argparse.Namespace) -> int:
-    from app.playbook.review import load_review, review_ids
+    from app.playbook.review import review_summaries
 
-    ids = review_ids(ctx)
-    if not ids:
+    listed = review_summaries(ctx)
+    if not listed:
         print("No playbook reviews yet. Start one with: folio review DOC --playbook commercial_contract")
-    for review_id in ids:
-        r = load_review(ctx, review_id)
-        counts = r.counts()
-        short = counts["not_met"] + counts["missing"]
-        print(f"{r.id:>4}  {r.created_at}  {r.playbook.key} v{r.playbook.version}  {short} short of "
-              f"{len(r.findings)} rules  {r.title}")  # fmt: skip
+    for r in listed:
+        print(f"{r.id:>4}  {r.created_at}  {r.playbook_key} v{r.playbook_version}  {r.short} short of "
+              f"{r.findings} rules  {r.title}")  # fmt: skip
     return 0
 
 

@@ -33,6 +33,7 @@ class Edits:
     paragraphs: list[Paragraph]  # the contract's text with the edits placed in it, then the added clauses
     comments: dict[int, str]  # change number -> its comment: the rule and the reason
     placed: int  # edits placed on the clause they change
+    unplaced: int  # edits whose quoted clause Folio could not find in the text: proposed after it
 
 
 def comment_text(rule: Rule, finding: Finding, *, placed: bool = True) -> str:
@@ -70,7 +71,8 @@ def tracked_edits(review: PlaybookReview, blocks: Sequence[TextBlock]) -> Edits:
         pieces.append(Piece("same", text[at:].strip()))
         paragraphs.append([p for p in pieces if p.text])
     placed = sum(len(v) for v in cuts.values())
-    return Edits(paragraphs + added, comments, placed)
+    unplaced = sum(1 for _rule, f in proposals if f.quote) - placed  # a missing clause has no place to find
+    return Edits(paragraphs + added, comments, placed, unplaced)
 
 
 def _locate(finding: Finding, blocks: Sequence[TextBlock]) -> tuple[int, int, int] | None:

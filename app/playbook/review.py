@@ -331,6 +331,31 @@ def current_decisions(ctx: AppContext, review_id: int) -> dict[str, tuple[str, s
     return current
 
 
+@dataclass(frozen=True)
+class ReviewSummary:
+    """A review as a list of reviews shows it, read without its findings or its playbook's rules."""
+
+    id: int
+    document_id: int
+    title: str
+    playbook_key: str
+    playbook_version: int
+    playbook_name: str
+    created_at: str
+    findings: int  # one per rule
+    short: int  # findings not met or missing: those the export proposes wording for
+
+    @property
+    def when(self) -> str:
+        return self.created_at[:16].replace("T", " ")
+
+
+def review_summaries(ctx: AppContext) -> list[ReviewSummary]:
+    """The reviews of the context's matter, the newest first, as one query (a list of many reviews
+    would otherwise read every review whole just to name it)."""
+    return [ReviewSummary(**row) for row in ReviewStore(ctx.db).summaries(ctx.matter_id, SHORT)]
+
+
 def review_ids(ctx: AppContext) -> list[int]:
     """The reviews of the context's matter, the newest first."""
     return ReviewStore(ctx.db).review_ids(ctx.matter_id)

@@ -6,6 +6,7 @@ dicts: what they mean is app.playbook.review's business."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from app.errors import NotFound
@@ -48,6 +49,26 @@ class ReviewStore:
             [matter_id, matter_id],
         )
         return [int(r[0]) for r in rows]
+
+    def summaries(self, matter_id: int | None, short: Sequence[str]) -> list[dict[str, Any]]:
+        """What a list of reviews shows, in one query and without reading any review whole: each review (of
+        one matter, when given) with its document's title, its playbook's name and version, how many
+        findings it has and how many of them have a verdict in `short`; the newest first."""
+        marks = ", ".join("?" for _ in short) or "NULL"
+        rows = self.db.execute(
+            f"""SELECT r.id, r.document_id, d.title, r.playbook_key, r.playbook_version,
+                       coalesce(json_extract(r.playbook_json, '$.name'), r.playbook_key), r.created_at,
+                       count(f.rule_key), count(CASE WHEN f.verdict IN ({marks}) THEN 1 END)
+                FROM playbook_reviews r
+                JOIN documents d ON d.id = r.document_id
+                LEFT JOIN playbook_findings f ON f.review_id = r.id
+                WHERE (? IS NULL OR r.matter_id = ?)
+                GROUP BY r.id ORDER BY r.id DESC""",
+            [*short, matter_id, matter_id],
+        ).fetchall()
+        names = ("id", "document_id", "title", "playbook_key", "playbook_version", "playbook_name", "created_at",
+                 "findings", "short")  # fmt: skip
+        return [dict(zip(names, row, strict=True)) for row in rows]
 
     def add_decision(self, row: dict[str, Any]) -> None:
         """One reviewer's decision on a finding (inside the caller's transaction, with its audit entry)."""

@@ -14,6 +14,7 @@ from app.extraction.cells import CUT_OFF, Cell
 from app.playbook.book import PlaybookStore
 from app.playbook.report import TextBlock, markdown, tracked_edits
 from app.playbook.review import ACCEPTED, REJECTED, Finding, PlaybookReview, judge
+from tests.fixtures.office import libreoffice_read_back, soffice
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
@@ -76,7 +77,7 @@ BLOCKS = [
 
 def test_edits_replace_the_quoted_clause_in_place_and_add_what_is_missing(book) -> None:  # type: ignore[no-untyped-def]
     edits = tracked_edits(_review(book), BLOCKS)
-    assert edits.placed == 2 and len(edits.comments) == 3
+    assert (edits.placed, edits.unplaced, len(edits.comments)) == (2, 0, 3)  # insurance is missing, not unplaced
     first, second, added = edits.paragraphs
     assert [(p.kind, p.text) for p in first] == [
         ("same", "5. Liability. The total liability shall not exceed the fees. The Supplier"),
@@ -120,3 +121,42 @@ def test_the_docx_has_tracked_changes_by_folio_playbook_and_one_comment_per_chan
     opened = docx.Document(io.BytesIO(data))  # python-docx reads it back, comments and all
     assert len(list(opened.comments)) == 3
     assert any("Governing law: not met" in c.text for c in opened.comments)
+    said = [p.text for p in opened.paragraphs if p.text.startswith("The proposed wording for ")]
+    assert said == ["The proposed wording for 1 missing clause(s) follows the text."]
+
+
+def test_a_clause_not_found_in_the_text_is_said_apart_from_a_missing_one(book) -> None:  # type: ignore[no-untyped-def]
+    import docx
+
+    from app.export import review_docx
+
+    blocks = BLOCKS[:1]  # the governing law clause's paragraph is not in the text Folio has
+    edits = tracked_edits(_review(book), blocks)
+    assert (edits.placed, edits.unplaced, len(edits.comments)) == (1, 1, 3)
+    opened = docx.Document(io.BytesIO(review_docx(_review(book), blocks)))
+    said = [p.text for p in opened.paragraphs if p.text.startswith("The proposed wording for ")]
+    both = "1 missing clause(s) and 1 clause(s) Folio could not place in the text"
+    assert said == [f"The proposed wording for {both} follows the text."]
+
+
+@pytest.mark.skipif(soffice() is None, reason="LibreOffice (soffice) is not installed, so the .docx cannot be opened")
+def test_libreoffice_reads_back_one_change_and_one_comment_per_accepted_finding(book, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """LibreOffice opens the export headless and converts it to its own XML: each accepted finding arrives
+    as one comment by "Folio playbook" whose range holds that finding's change (a replacement as the
+    clause deleted and the wording inserted, a removal as the clause deleted), and nothing else is tracked."""
+    from app.export import review_docx
+
+    review = _review(book, {"governing_law": ACCEPTED, "non_compete": ACCEPTED, "insurance": REJECTED})
+    path = tmp_path / "review.docx"
+    path.write_bytes(review_docx(review, BLOCKS))
+    read = libreoffice_read_back(path)
+    law, compete = book.rule("governing_law"), book.rule("non_compete")
+    shown = {c.text.split(":")[0]: [(read.changes[i].kind, read.changes[i].text) for i in c.changes]
+             for c in read.comments}  # fmt: skip
+    assert shown == {
+        law.name: [("deletion", "governed by the laws of the State of Texas"), ("insertion", law.proposed_wording)],
+        compete.name: [("deletion", "shall not compete with the Customer")],
+    }
+    assert len(read.comments) == 2 and not read.outside and len(read.changes) == 3
+    assert {c.author for c in read.comments} == {ch.author for ch in read.changes.values()} == {"Folio playbook"}
+    assert "Texas is not among New York" in read.comments[1].text  # the reason, as the comment says it
