@@ -47,6 +47,7 @@ from ui.conversations_panel import ConversationsPanel
 from ui.extraction_runner import ExtractionRunDialog
 from ui.library_panel import LibraryPanel
 from ui.matter_menu import MatterMenu
+from ui.outside_changes import OutsideChanges
 from ui.playbook_view import PlaybookReviewView
 from ui.read_ahead import ReadAheadRunner
 from ui.redaction_dialog import RedactionDialog
@@ -152,6 +153,10 @@ class MainWindow(QMainWindow):
         self.setup_menu = SetupMenu(self, ctx, self.session)  # Tools: model setup, settings, error log
         self._build_help_menu()
         self._connect_menus()
+        self.outside = OutsideChanges(ctx, self)  # `folio matter use|rename|new`, files filed from a terminal
+        self.outside.matter_chosen.connect(self._on_matter_chosen_elsewhere)
+        self.outside.matters_changed.connect(self._on_matters_changed_elsewhere)
+        self.outside.documents_changed.connect(self._on_documents_filed_elsewhere)
         self.library.matters.matter_chosen.connect(self.use_matter)
         self.library.add_requested.connect(self.open_files)
         self.library.selection_changed.connect(self._on_selection)
@@ -452,6 +457,32 @@ class MainWindow(QMainWindow):
         self.conversation_list.matter_id = matter_id
         self.matter_job.emit(matter_id)
         self.read_ahead.use_matter(matter_id)
+
+    def _on_matter_chosen_elsewhere(self, name: str) -> None:
+        """`folio matter use NAME` while the window is open: the current matter is one setting, shared, so
+        the window follows when it is free (use_matter says why not), and says so."""
+        matters = Matters(self.ctx.db)
+        try:
+            matters.by_id(self.ctx.matter_id)
+        except NotFound:  # destroyed elsewhere (`folio matter purge`): Unfiled, said in the status bar
+            self.matter_menu.current()
+            return
+        matter = matters.find(name) if name else matters.unfiled()
+        if matter is None or matter.id == self.ctx.matter_id:
+            return  # gone already, or the current one renamed (its new name shows with the other matters)
+        self.use_matter(matter.id)
+        if self.ctx.matter_id == matter.id:
+            self.statusBar().showMessage(f"Now in matter {matter.name!r}, made current outside this window", 8000)
+
+    def _on_matters_changed_elsewhere(self) -> None:
+        """A matter opened, renamed, closed or destroyed outside the window: the switcher shows them as
+        they are now; a current one destroyed leaves the window in Unfiled, said in the status bar."""
+        self.matter_menu.current()
+        self._scope(self.ctx.matter_id)
+
+    def _on_documents_filed_elsewhere(self) -> None:
+        self.refresh_library()  # keeps the rows fetched and the selection
+        self.read_ahead.poke()
 
     def destroy_matter(self) -> None:
         """Matter > Destroy matter…, once nothing else is under way in the window."""
@@ -1078,6 +1109,7 @@ class MainWindow(QMainWindow):
         # that have already stopped, which would block forever.
         if not self._closed:
             self._closed = True
+            self.outside.stop()
             self._save_place()
             self.read_ahead.stop()  # first: it stops between chunks, keeping what it read
             if self.redaction is not None:
