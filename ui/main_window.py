@@ -473,6 +473,11 @@ class MainWindow(QMainWindow):
         self.use_matter(matter.id)
         if self.ctx.matter_id == matter.id:
             self.statusBar().showMessage(f"Now in matter {matter.name!r}, made current outside this window", 8000)
+        else:  # busy here: the window stays where the work is; the user switches when it is done
+            self.statusBar().showMessage(
+                f"{matter.name!r} was made current outside this window; switch to it here when this work is done",
+                15000,
+            )
 
     def _on_matters_changed_elsewhere(self) -> None:
         """A matter opened, renamed, closed or destroyed outside the window: the switcher shows them as
@@ -481,7 +486,9 @@ class MainWindow(QMainWindow):
         self._scope(self.ctx.matter_id)
 
     def _on_documents_filed_elsewhere(self) -> None:
-        self.refresh_library()  # keeps the rows fetched and the selection
+        # Quiet: the rows fetched and the selection stay, and the conversation on screen (or an answer
+        # that could not be given) is not reopened under the user.
+        self.refresh_library(quiet=True)
         self.read_ahead.poke()
 
     def destroy_matter(self) -> None:
@@ -498,15 +505,16 @@ class MainWindow(QMainWindow):
         self.library.run_search()
 
     # -- library -------------------------------------------------------------------------------
-    def refresh_library(self, select: int | None = None) -> None:
+    def refresh_library(self, select: int | None = None, *, quiet: bool = False) -> None:
         """List the current matter's documents, a page at a time as the list scrolls (see
-        ui/library_model.py), keeping the rows fetched and the selection when the matter is the same."""
+        ui/library_model.py), keeping the rows fetched and the selection when the matter is the same.
+        `quiet`: the panels that follow the selection are told only when it changed."""
         matter_id, library = self.ctx.matter_id, self.ctx.library
 
         def pages(after: int, limit: int | None, through: int | None) -> list[ListedDocument]:
             return library.listing(matter_id, after=after, limit=limit, through=through)
 
-        self.library.show_documents(pages, self._reading_words, select=select, key=matter_id)
+        self.library.show_documents(pages, self._reading_words, select=select, key=matter_id, quiet=quiet)
         self._show_hint(len(self.library.listed_documents()))
 
     def open_files(self) -> None:

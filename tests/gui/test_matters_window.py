@@ -316,6 +316,17 @@ def test_changes_from_the_command_line_show_in_the_open_window(window, qtbot, co
     assert window.ctx.matter_id == gamma.id and combo.currentText() == "Gamma deal (retention due)"
     assert rows.count(window) == 0 and "made current outside this window" in window.statusBar().currentMessage()
 
+    # Busy with the model, the window stays where the work is, and says what was chosen elsewhere.
+    from ui.conversation_state import Job
+
+    window._job = Job.ASK
+    code, _out, err = run_folio("matter", "use", "Acme v. Beta (appeal)")
+    assert code == 0, err
+    window.outside.check()
+    assert window.ctx.matter_id == gamma.id
+    assert window.statusBar().currentMessage().startswith("'Acme v. Beta (appeal)' was made current outside")
+    window._job = None
+
     # The window's own choice after that is the one setting the CLI reads, and the window keeps it.
     _switch(window, "Acme v. Beta (appeal)")
     assert window.ctx.matter_id == acme
