@@ -37,16 +37,17 @@ class OutsideChanges(QObject):
         self.timer.timeout.connect(self.check)
         self.timer.start()
         app = QGuiApplication.instance()
-        if isinstance(app, QGuiApplication):
-            app.applicationStateChanged.connect(self._on_state)
+        self._app = app if isinstance(app, QGuiApplication) else None
+        if self._app is not None:
+            self._app.applicationStateChanged.connect(self._on_state)
 
     def stop(self) -> None:
         """Before the database closes: no look after that."""
-        self._stopped = True
-        self.timer.stop()
-        app = QGuiApplication.instance()
-        if isinstance(app, QGuiApplication):
-            app.applicationStateChanged.disconnect(self._on_state)
+        if not self._stopped:
+            self._stopped = True
+            self.timer.stop()
+            if self._app is not None:
+                self._app.applicationStateChanged.disconnect(self._on_state)
 
     def _on_state(self, state: Qt.ApplicationState) -> None:
         if state == Qt.ApplicationState.ApplicationActive and not self._stopped:
