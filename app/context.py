@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.errors import LibraryGone, NotFound
+from app.errors import FolioError, LibraryGone, NotFound
 from app.models.registry import ModelRegistry
 from app.paths import Paths, default_paths
 from app.settings import Settings, load_settings, save_settings
@@ -71,6 +71,23 @@ class AppContext:
         if self.settings.matter != matter.name:
             self.settings.matter = matter.name
             self.save_settings()
+
+    def matter_chosen_elsewhere(self) -> str | None:
+        """The matter another Folio made current (`folio matter use`, a rename or destruction of the
+        current one) since this context last read or wrote settings.toml: its name ('' for none, that is
+        Unfiled), or None when nothing changed or the file cannot be read now. This context's settings
+        say it from then on, so a later save does not put the old one back."""
+        try:
+            on_disk = load_settings(self.paths.settings_file).matter
+        except FolioError:
+            return None  # being edited by hand, say: the next look may read it
+        seen = (self.settings_base or self.settings).matter
+        if on_disk == seen:
+            return None
+        self.settings.matter = on_disk
+        if self.settings_base is not None:
+            self.settings_base.matter = on_disk
+        return on_disk
 
     def matter_renamed(self, old: Matter, new: Matter) -> None:
         """The current matter stays current under its new name."""

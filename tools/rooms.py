@@ -108,7 +108,7 @@ LAYERS = [
     "app.context",
     "app.models",
     "app.store",
-    "app.settings | app.caches",
+    "app.settings | app.caches | app.catalogue",
     "app.paths | app.errors | app.clock | app.pages",
 ]
 

@@ -180,11 +180,14 @@ class LibraryPanel(QWidget):
 
     # -- documents -------------------------------------------------------------------------------
     def show_documents(
-        self, pages: Pages, words: ReadingWords, select: int | None = None, *, key: object = None
+        self, pages: Pages, words: ReadingWords, select: int | None = None, *, key: object = None, quiet: bool = False
     ) -> None:
         """List documents from `pages`, fetched as the list scrolls; `words` gives the reading state
         of the documents fetched. The selection stays (or becomes `select`); a refresh of the same list
-        (the same `key`: a matter) keeps the rows fetched so far, so it does not jump back to the top."""
+        (the same `key`: a matter) keeps the rows fetched so far, so it does not jump back to the top.
+        `quiet`: say the selection only when it changed (a refresh the user did not ask for must not
+        reopen the conversation on screen)."""
+        before = (self.selected_ids(), self.current_id())
         selected = set(self.selected_ids()) if select is None else {select}
         current = self.current_id() if select is None else select
         same = key is not None and key == self._key
@@ -205,6 +208,8 @@ class LibraryPanel(QWidget):
         selection.select(chosen, QItemSelectionModel.SelectionFlag.ClearAndSelect)
         selection.blockSignals(False)
         self.empty_hint.setVisible(self.model.rowCount() == 0)
+        if quiet and (self.selected_ids(), self.current_id()) == before:
+            return
         self._emit_selection()
         self._emit_current()
 

@@ -47,6 +47,7 @@ from ui.conversations_panel import ConversationsPanel
 from ui.extraction_runner import ExtractionRunDialog
 from ui.library_panel import LibraryPanel
 from ui.matter_menu import MatterMenu
+from ui.outside_changes import OutsideChanges
 from ui.playbook_view import PlaybookReviewView
 from ui.read_ahead import ReadAheadRunner
 from ui.redaction_dialog import RedactionDialog
@@ -152,6 +153,10 @@ class MainWindow(QMainWindow):
         self.setup_menu = SetupMenu(self, ctx, self.session)  # Tools: model setup, settings, error log
         self._build_help_menu()
         self._connect_menus()
+        self.outside = OutsideChanges(ctx, self)  # `folio matter use|rename|new`, files filed from a terminal
+        self.outside.matter_chosen.connect(self._on_matter_chosen_elsewhere)
+        self.outside.matters_changed.connect(self._on_matters_changed_elsewhere)
+        self.outside.documents_changed.connect(self._on_documents_filed_elsewhere)
         self.library.matters.matter_chosen.connect(self.use_matter)
         self.library.add_requested.connect(self.open_files)
         self.library.selection_changed.connect(self._on_selection)
@@ -453,6 +458,39 @@ class MainWindow(QMainWindow):
         self.matter_job.emit(matter_id)
         self.read_ahead.use_matter(matter_id)
 
+    def _on_matter_chosen_elsewhere(self, name: str) -> None:
+        """`folio matter use NAME` while the window is open: the current matter is one setting, shared, so
+        the window follows when it is free (use_matter says why not), and says so."""
+        matters = Matters(self.ctx.db)
+        try:
+            matters.by_id(self.ctx.matter_id)
+        except NotFound:  # destroyed elsewhere (`folio matter purge`): Unfiled, said in the status bar
+            self.matter_menu.current()
+            return
+        matter = matters.find(name) if name else matters.unfiled()
+        if matter is None or matter.id == self.ctx.matter_id:
+            return  # gone already, or the current one renamed (its new name shows with the other matters)
+        self.use_matter(matter.id)
+        if self.ctx.matter_id == matter.id:
+            self.statusBar().showMessage(f"Now in matter {matter.name!r}, made current outside this window", 8000)
+        else:  # busy here: the window stays where the work is; the user switches when it is done
+            self.statusBar().showMessage(
+                f"{matter.name!r} was made current outside this window; switch to it here when this work is done",
+                15000,
+            )
+
+    def _on_matters_changed_elsewhere(self) -> None:
+        """A matter opened, renamed, closed or destroyed outside the window: the switcher shows them as
+        they are now; a current one destroyed leaves the window in Unfiled, said in the status bar."""
+        self.matter_menu.current()
+        self._scope(self.ctx.matter_id)
+
+    def _on_documents_filed_elsewhere(self) -> None:
+        # Quiet: the rows fetched and the selection stay, and the conversation on screen (or an answer
+        # that could not be given) is not reopened under the user.
+        self.refresh_library(quiet=True)
+        self.read_ahead.poke()
+
     def destroy_matter(self) -> None:
         """Matter > Destroy matter…, once nothing else is under way in the window."""
         if self._batches:
@@ -467,15 +505,16 @@ class MainWindow(QMainWindow):
         self.library.run_search()
 
     # -- library -------------------------------------------------------------------------------
-    def refresh_library(self, select: int | None = None) -> None:
+    def refresh_library(self, select: int | None = None, *, quiet: bool = False) -> None:
         """List the current matter's documents, a page at a time as the list scrolls (see
-        ui/library_model.py), keeping the rows fetched and the selection when the matter is the same."""
+        ui/library_model.py), keeping the rows fetched and the selection when the matter is the same.
+        `quiet`: the panels that follow the selection are told only when it changed."""
         matter_id, library = self.ctx.matter_id, self.ctx.library
 
         def pages(after: int, limit: int | None, through: int | None) -> list[ListedDocument]:
             return library.listing(matter_id, after=after, limit=limit, through=through)
 
-        self.library.show_documents(pages, self._reading_words, select=select, key=matter_id)
+        self.library.show_documents(pages, self._reading_words, select=select, key=matter_id, quiet=quiet)
         self._show_hint(len(self.library.listed_documents()))
 
     def open_files(self) -> None:
@@ -1083,6 +1122,7 @@ class MainWindow(QMainWindow):
         # that have already stopped, which would block forever.
         if not self._closed:
             self._closed = True
+            self.outside.stop()
             self._save_place()
             self.read_ahead.stop()  # first: it stops between chunks, keeping what it read
             if self.redaction is not None:

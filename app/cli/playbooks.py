@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.cli import catalogue
 from app.cli.checks import document_id_of
 from app.cli.matters import add_matter_flag
 
@@ -57,13 +58,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> di
     finding.add_argument("--note", default="", help="why, in a few words")
 
     books = sub.add_parser("playbooks", help="playbooks", description="List, show, import and export playbooks.")
-    bsub = books.add_subparsers(dest="playbooks_command", metavar="ACTION", required=True)
-    bsub.add_parser("list", help="list playbooks", description="List built-in and user playbooks.")
-    bshow = bsub.add_parser("show", help="show a playbook's rules", description="Show a playbook's rules.")
-    bshow.add_argument("key", metavar="KEY")
-    bshow.add_argument("--json", action="store_true", help="print the playbook file")
-    bimp = bsub.add_parser("import", help="add or replace a user playbook", description="Import a playbook file.")
-    bimp.add_argument("file", metavar="FILE.json")
+    bsub = catalogue.add_actions(books, "playbook", "rules")
     bexp = bsub.add_parser(
         "export", help="write a playbook to a file", description="Export a playbook, self-contained."
     )
@@ -165,31 +160,13 @@ def cmd_finding(ctx: AppContext, args: argparse.Namespace) -> int:
 
 def cmd_playbooks(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.export import FileExists
-    from app.playbook.book import PlaybookStore
+    from app.playbook.book import Playbook, PlaybookStore, Rule
 
     store = PlaybookStore.for_config(ctx.paths.config_dir)
-    command = args.playbooks_command
-    if command == "list":
-        for b in store.all():
-            kind = "built-in" if b.builtin else "user"
-            print(f"{b.key:<24} v{b.version:<3} {len(b.rules):>3} rules  {kind:<8}  {b.name}")
-        for line in store.damaged:
-            print(f"folio: warning: {line}", file=sys.stderr)
-        return 0
-    if command == "show":
-        b = store.get(args.key)
-        if args.json:
-            print(b.to_json(), end="")
-            return 0
-        print(f"{b.name} ({b.key}, version {b.version}, {len(b.rules)} rules)")
-        if b.description:
-            print(b.description)
-        for i, r in enumerate(b.rules, start=1):
-            print(f"{i:>3}. {r.name} [{r.kind}, reads {r.field.key}]: {r.position}")
-        return 0
-    if command == "import":
-        b = store.import_file(Path(args.file).expanduser())
-        print(f"imported {b.key} (version {b.version}, {len(b.rules)} rules)")
+    rules = catalogue.Parts[Playbook, Rule](
+        "rules", lambda b: b.rules, lambda r: f"{r.name} [{r.kind}, reads {r.field.key}]: {r.position}"
+    )
+    if catalogue.run(store, rules, args.playbooks_command, args):
         return 0
     text = store.export_text(args.key)
     if not args.out:

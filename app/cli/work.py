@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.cli import catalogue
 from app.cli.matters import add_matter_flag
 from app.errors import USER_ERRORS, FolioError, one_line
 
@@ -89,13 +90,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> di
     aexp.add_argument("--force", action="store_true", help="replace FILE if it exists")
 
     tpl = sub.add_parser("templates", help="extraction templates", description="List, show and import templates.")
-    tsub = tpl.add_subparsers(dest="templates_command", metavar="ACTION", required=True)
-    tsub.add_parser("list", help="list templates", description="List built-in and user templates.")
-    tshow = tsub.add_parser("show", help="show a template's fields", description="Show a template's fields.")
-    tshow.add_argument("key", metavar="KEY")
-    tshow.add_argument("--json", action="store_true", help="print the template file")
-    timp = tsub.add_parser("import", help="add a user template from JSON", description="Import a template file.")
-    timp.add_argument("file", metavar="FILE.json")
+    tsub = catalogue.add_actions(tpl, "template", "fields")
     tdel = tsub.add_parser("delete", help="delete a user template", description="Delete a user template.")
     tdel.add_argument("key", metavar="KEY")
 
@@ -350,29 +345,13 @@ def cmd_audit(ctx: AppContext, args: argparse.Namespace) -> int:
 
 # -- templates -----------------------------------------------------------------------------------
 def cmd_templates(ctx: AppContext, args: argparse.Namespace) -> int:
-    from app.extraction.templates import TemplateStore
+    from app.extraction.templates import Template, TemplateField, TemplateStore
 
+    fields = catalogue.Parts[Template, TemplateField](
+        "fields", lambda t: t.fields, lambda f: f"{f.name}: {f.description}"
+    )
     store = TemplateStore.for_config(ctx.paths.config_dir)
-    command = args.templates_command
-    if command == "list":
-        for t in store.all():
-            kind = "built-in" if t.builtin else "user"
-            print(f"{t.key:<24} v{t.version:<3} {len(t.fields):>3} fields  {kind:<8}  {t.name}")
-        return 0
-    if command == "show":
-        t = store.get(args.key)
-        if args.json:
-            print(t.to_json(), end="")
-            return 0
-        print(f"{t.name} ({t.key}, version {t.version}, {len(t.fields)} fields)")
-        if t.description:
-            print(t.description)
-        for i, f in enumerate(t.fields, start=1):
-            print(f"{i:>3}. {f.name}: {f.description}")
-        return 0
-    if command == "import":
-        t = store.import_file(Path(args.file).expanduser())
-        print(f"imported {t.key} (version {t.version}, {len(t.fields)} fields)")
+    if catalogue.run(store, fields, args.templates_command, args):
         return 0
     store.delete(args.key)
     print(f"deleted template {args.key}")

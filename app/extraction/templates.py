@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from app.catalogue import Catalogue
 from app.errors import FolioError, NotFound
 from assets import asset_path
-from common.files import atomic_write_text, private_dir
 
 FORMAT = 1
 MAX_FIELDS = 200
@@ -231,57 +231,22 @@ def _unneeding(f: TemplateField, gone: str) -> TemplateField:
     return replace(f, needs="") if f.needs == gone else f
 
 
-class TemplateStore:
+class TemplateStore(Catalogue[Template]):
+    """Built-in templates (read-only) and the user's, which the window edits and import adds."""
+
     def __init__(self, user_dir: Path, builtin_dir: Path | None = None) -> None:
-        self.user_dir = user_dir
-        self.builtin_dir = builtin_dir or asset_path("templates")
+        super().__init__("template", user_dir, builtin_dir or asset_path("templates"), _parse)
 
     @classmethod
     def for_config(cls, config_dir: Path) -> TemplateStore:
         return cls(config_dir / "templates")
 
-    def _read(self, path: Path, builtin: bool) -> Template:
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise FolioError(f"template {path.name} cannot be read ({exc})") from exc
-        return Template.from_dict(raw, builtin=builtin, source=path.name)
-
-    def builtins(self) -> list[Template]:
-        return [self._read(p, True) for p in sorted(self.builtin_dir.glob("*.json"))]
-
-    def user_templates(self) -> list[Template]:
-        if not self.user_dir.is_dir():
-            return []
-        return [self._read(p, False) for p in sorted(self.user_dir.glob("*.json"))]
-
-    def all(self) -> list[Template]:
-        return self.builtins() + self.user_templates()
-
-    def get(self, key: str) -> Template:
-        key = key.strip()
-        for template in self.all():
-            if template.key == key:
-                return template
-        known = ", ".join(t.key for t in self.all())
-        raise NotFound(f"no template {key!r} (known: {known})")
-
     def save(self, template: Template) -> Template:
         """Store a user template; its version goes up by one when anything changed."""
         template.validate()
-        if any(t.key == template.key for t in self.builtins()):
+        if self.is_builtin(template.key):
             raise FolioError(f"{template.key!r} is a built-in template and cannot be changed; copy it first")
-        path = self.user_dir / f"{template.key}.json"
-        if path.exists():
-            current = self._read(path, False)
-            if current.sha256 == template.sha256:
-                return current
-            template = replace(template, version=max(current.version, template.version) + 1, builtin=False)
-        else:
-            template = replace(template, builtin=False)
-        private_dir(self.user_dir)
-        atomic_write_text(path, template.to_json())
-        return template
+        return self.store(template)
 
     def create(self, key: str, name: str, fields: list[tuple[str, str]]) -> Template:
         if any(t.key == key for t in self.all()):
@@ -303,8 +268,6 @@ class TemplateStore:
             raise FolioError(f"{key!r} is a built-in template and cannot be deleted")
         (self.user_dir / f"{key}.json").unlink()
 
-    def import_file(self, path: Path) -> Template:
-        template = self._read(path, False)
-        if any(t.key == template.key and t.builtin for t in self.all()):
-            raise FolioError(f"{template.key!r} is the key of a built-in template; give the import another key")
-        return self.save(template)
+
+def _parse(raw: Any, builtin: bool, source: str) -> Template:
+    return Template.from_dict(raw, builtin=builtin, source=source)

@@ -23,11 +23,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from app.catalogue import Catalogue
 from app.errors import FolioError, NotFound
 from app.extraction.templates import MAX_DESCRIPTION, MAX_NAME, Template, TemplateField, TemplateStore, field_dict
 from app.playbook.values import AMOUNT, DURATION, MET, MISSING, PLACE, TEXT, threshold
 from assets import asset_path
-from common.files import atomic_write_text, private_dir
 
 FORMAT = 1
 MAX_RULES = 100
@@ -285,73 +285,20 @@ def _field_dict(f: TemplateField) -> dict[str, str]:
     return field_dict(replace(f, needs=""))
 
 
-class PlaybookStore:
+class PlaybookStore(Catalogue[Playbook]):
     """Built-in playbooks (read-only) and the user's, which import and export replace as whole files."""
 
     def __init__(self, user_dir: Path, templates: TemplateStore, builtin_dir: Path | None = None) -> None:
-        self.user_dir = user_dir
-        self.templates = templates
-        self.builtin_dir = builtin_dir or asset_path("playbooks")
-        self.damaged: list[str] = []  # one line per user file that could not be read, by the last all()
+        self.templates = templates  # where a rule that names a template's field finds it
+
+        def parse(raw: Any, builtin: bool, source: str) -> Playbook:
+            return Playbook.from_dict(raw, self.templates, builtin=builtin, source=source)
+
+        super().__init__("playbook", user_dir, builtin_dir or asset_path("playbooks"), parse)
 
     @classmethod
     def for_config(cls, config_dir: Path) -> PlaybookStore:
         return cls(config_dir / "playbooks", TemplateStore.for_config(config_dir))
-
-    def read(self, path: Path, *, builtin: bool = False) -> Playbook:
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise FolioError(f"playbook {path.name} cannot be read ({' '.join(str(exc).split())})") from exc
-        return Playbook.from_dict(raw, self.templates, builtin=builtin, source=path.name)
-
-    def builtins(self) -> list[Playbook]:
-        return [self.read(p, builtin=True) for p in sorted(self.builtin_dir.glob("*.json"))]
-
-    def user_playbooks(self) -> list[Playbook]:
-        """The user's playbooks that read; a damaged file is left as it is and named in `damaged`."""
-        self.damaged = []
-        out: list[Playbook] = []
-        if not self.user_dir.is_dir():
-            return out
-        for path in sorted(self.user_dir.glob("*.json")):
-            try:
-                out.append(self.read(path))
-            except FolioError as exc:
-                self.damaged.append(str(exc))
-        return out
-
-    def all(self) -> list[Playbook]:
-        builtin = self.builtins()
-        names = {b.key for b in builtin}
-        return builtin + [p for p in self.user_playbooks() if p.key not in names]
-
-    def get(self, key: str) -> Playbook:
-        key = key.strip()
-        books = self.all()
-        for book in books:
-            if book.key == key:
-                return book
-        damaged = f"; {len(self.damaged)} damaged file(s): {self.damaged[0]}" if self.damaged else ""
-        raise NotFound(f"no playbook {key!r} (known: {', '.join(b.key for b in books)}){damaged}")
-
-    def import_file(self, path: Path) -> Playbook:
-        """Add or replace a user playbook from a file: read and checked whole before anything is written."""
-        book = self.read(path)
-        if any(b.key == book.key for b in self.builtins()):
-            raise FolioError(f"{book.key!r} is the key of a built-in playbook; give the import another key")
-        target = self.user_dir / f"{book.key}.json"
-        if target.exists():
-            try:
-                current = self.read(target)
-                if current.sha256 == book.sha256:
-                    return current
-                book = replace(book, version=max(current.version, book.version) + 1)
-            except FolioError:
-                pass  # a damaged file of the same key is what the import replaces
-        private_dir(self.user_dir)
-        atomic_write_text(target, book.to_json())
-        return book
 
     def export_text(self, key: str) -> str:
         """A playbook as a self-contained file: its fields written out, so it imports where the

@@ -607,6 +607,12 @@ def insert_row(db: Database, table: str, row: dict[str, Any]) -> int:
     return int(pk)
 
 
+def data_version(db: Database) -> int:
+    """A number that changes whenever another connection (another thread, `folio` in a terminal) commits
+    to the database, and never for this connection's own writes: one pragma, no table read."""
+    return int(db.execute("PRAGMA data_version").fetchone()[0])
+
+
 def open_db(path: Path, *, migrate: bool = True) -> Database:
     import sqlite3
 

@@ -56,6 +56,17 @@ class MatterCounts:
 
 
 @dataclass(frozen=True)
+class MattersSeen:
+    """What a window shows of the matters and of one matter's documents, cheap to read (an index, a few
+    rows): two that differ mean something changed it, here or in another Folio."""
+
+    matters: tuple[Matter, ...]
+    matter_id: int
+    documents: int  # how many the matter holds
+    last_filed: int  # the newest link's rowid: a document filed and another removed still differ
+
+
+@dataclass(frozen=True)
 class MatterDocument:
     """A document of a matter, as a destruction record names it."""
 
@@ -154,6 +165,12 @@ class Matters:
             {"m": matter_id},
         ).fetchone()
         return MatterCounts(int(one[0]), int(one[1]), int(one[2]))
+
+    def seen(self, matter_id: int) -> MattersSeen:
+        count, last = self.db.execute(
+            "SELECT count(*), coalesce(max(rowid), 0) FROM matter_documents WHERE matter_id = ?", [matter_id]
+        ).fetchone()
+        return MattersSeen(tuple(self.all()), matter_id, int(count), int(last))
 
     def holds(self, matter_id: int, document_id: int) -> bool:
         row = self.db.execute(

@@ -280,3 +280,58 @@ def test_a_matter_destroyed_from_the_command_line_leaves_the_window_in_unfiled(
     assert window.ctx.matter_id == window.matter_menu.current().id
     assert "destroyed elsewhere" in window.statusBar().currentMessage()
     assert rows.count(window) == 0
+
+
+def test_changes_from_the_command_line_show_in_the_open_window(window, qtbot, contract_pdf: Path) -> None:  # type: ignore[no-untyped-def]
+    """`folio matter rename|new|use` and `folio add` in a terminal while the window is open: the window
+    shows them within seconds, and at once when Folio comes back to the front; no restart."""
+    from PySide6.QtGui import QGuiApplication
+
+    from app.settings import load_settings
+
+    _new_matter(qtbot, window, "Acme v. Beta")
+    acme = window.ctx.matter_id
+    combo = window.library.matters.combo
+    for args in (
+        ["matter", "rename", "Acme v. Beta", "Acme v. Beta (appeal)"],
+        ["matter", "new", "Gamma deal", "--retain-until", "2001-01-01"],
+        ["add", "--matter", "Acme v. Beta (appeal)", str(contract_pdf)],
+    ):
+        code, _out, err = run_folio(*args)
+        assert code == 0, err
+    expected = ["Acme v. Beta (appeal)", "Gamma deal (retention due)", "Unfiled"]
+    qtbot.waitUntil(lambda: window.library.matters.labels() == expected, timeout=10000)
+    qtbot.waitUntil(lambda: _listed(window) == ["Master Services Agreement"], timeout=10000)
+    # The renamed matter is still the window's, under its new name, in the window and in settings.toml.
+    assert window.ctx.matter_id == acme and combo.currentText() == "Acme v. Beta (appeal)"
+    assert window.ctx.settings.matter == "Acme v. Beta (appeal)"
+
+    # Back from the terminal: the window looks at once, without waiting for its timer.
+    window.outside.timer.stop()
+    code, _out, err = run_folio("matter", "use", "Gamma deal")
+    assert code == 0, err
+    assert window.ctx.matter_id == acme  # nothing looked yet
+    QGuiApplication.instance().applicationStateChanged.emit(Qt.ApplicationState.ApplicationActive)
+    gamma = _matter(window, "Gamma deal")
+    assert window.ctx.matter_id == gamma.id and combo.currentText() == "Gamma deal (retention due)"
+    assert rows.count(window) == 0 and "made current outside this window" in window.statusBar().currentMessage()
+
+    # Busy with the model, the window stays where the work is, and says what was chosen elsewhere.
+    from ui.conversation_state import Job
+
+    window._job = Job.ASK
+    code, _out, err = run_folio("matter", "use", "Acme v. Beta (appeal)")
+    assert code == 0, err
+    window.outside.check()
+    assert window.ctx.matter_id == gamma.id
+    assert window.statusBar().currentMessage().startswith("'Acme v. Beta (appeal)' was made current outside")
+    window._job = None
+
+    # The window's own choice after that is the one setting the CLI reads, and the window keeps it.
+    _switch(window, "Acme v. Beta (appeal)")
+    assert window.ctx.matter_id == acme
+    assert load_settings(window.ctx.paths.settings_file).matter == "Acme v. Beta (appeal)"
+    window.outside.check()
+    assert window.ctx.matter_id == acme and _listed(window) == ["Master Services Agreement"]
+    code, out, _ = run_folio("list")
+    assert "Master Services Agreement" in out

@@ -141,3 +141,28 @@ def test_named_by_words_round_trip(tmp_path: Path) -> None:
     )
     assert t.with_field_kind("start", "yes_no").fields[0].named_by == "commence"  # the clause's words
     assert store(tmp_path).get("contract_review").field("insurance").named_by == "insur"
+
+
+def test_a_damaged_user_template_is_named_and_the_others_still_list(tmp_path: Path, folio_home: Path) -> None:
+    """Templates and playbooks share one catalogue: a damaged user file is one warning line, never a
+    failed list; asked for by key it is named; an import of its key replaces it."""
+    from tests.conftest import run_folio
+
+    user = folio_home / "config" / "templates"
+    user.mkdir(parents=True)
+    (user / "broken.json").write_text("{not json")
+    good = tmp_path / "shares.json"
+    good.write_text(json.dumps({"key": "shares", "name": "Share purchase", "fields": [{"name": "Price"}]}))
+    assert run_folio("templates", "import", str(good))[:2] == (0, "imported shares (version 1, 1 fields)\n")
+    code, out, err = run_folio("templates", "list")
+    assert code == 0 and "contract_review" in out and "shares" in out and "broken" not in out
+    assert err.startswith("folio: warning: template broken.json cannot be read (") and err.count("\n") == 1
+    code, _out, err = run_folio("templates", "show", "broken")
+    assert code == 1 and "no template 'broken'" in err and "1 damaged file(s): template broken.json" in err
+    mended = tmp_path / "broken.json"
+    mended.write_text(json.dumps({"key": "broken", "name": "Mended", "fields": [{"name": "Price"}]}))
+    assert run_folio("templates", "import", str(mended))[0] == 0
+    assert [t.key for t in TemplateStore(user).user_entries()] == ["broken", "shares"]
+    # A file put by hand under a built-in's key is not listed twice.
+    (user / "nda.json").write_text(json.dumps({"key": "nda", "name": "Mine", "fields": [{"name": "Price"}]}))
+    assert [t.key for t in TemplateStore(user).all()].count("nda") == 1
