@@ -534,8 +534,13 @@ def redline_docx(redline: Redline, written: Summary | None = None) -> bytes:
 
 
 def _write_tracked(
-    document: Any, paragraphs: list[Paragraph], author: str, comments: dict[int, str] | None = None, first: int = 1,
-    *, spaced: bool = True,
+    document: Any,
+    paragraphs: list[Paragraph],
+    author: str,
+    comments: dict[int, str] | None = None,
+    first: int = 1,
+    *,
+    spaced: bool = True,
 ) -> None:
     """Paragraphs of pieces as Word paragraphs: unchanged words as runs, insertions and deletions as
     revisions by `author`, a note as a comment on the run before it; `comments` (change number -> text):

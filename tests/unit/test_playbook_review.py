@@ -85,7 +85,8 @@ def test_edits_replace_the_quoted_clause_in_place_and_add_what_is_missing(book) 
         ("deleted", " The Supplier shall not compete with\nthe Customer in any territory."),
     ]
     assert [(p.kind, p.text) for p in second[:2]] == [
-        ("same", "9. Law. "), ("deleted", "This Agreement is governed by the laws of the State of Texas.")
+        ("same", "9. Law. "),
+        ("deleted", "This Agreement is governed by the laws of the State of Texas."),
     ]  # the sentence holding the quoted fragment, not the fragment: the wording is a whole sentence
     assert [p.kind for p in second] == ["same", "deleted", "inserted"] and "New York" in second[2].text
     assert [rejected_text(p) for p in (first, second)] == [b.text for b in BLOCKS]
@@ -154,11 +155,15 @@ def test_a_clause_quoted_mid_sentence_is_replaced_by_whole_sentences_in_the_docx
 
     from app.export import review_docx
 
-    law = ("12. Governing Law. The parties agree that this Agreement and all claims under it (e.g. in tort) shall\n"
-           "be governed by the laws of the State of Texas, without regard to conflicts principles. The courts of "
-           "Travis County, Texas have sole jurisdiction.")
-    compete = ("Costs. During the Term, the Supplier shall not compete with the Customer in any U.S. territory "
-               "listed in Sec. 4. Each party bears its own costs.")
+    law = (
+        "12. Governing Law. The parties agree that this Agreement and all claims under it (e.g. in tort) shall\n"
+        "be governed by the laws of the State of Texas, without regard to conflicts principles. The courts of "
+        "Travis County, Texas have sole jurisdiction."
+    )
+    compete = (
+        "Costs. During the Term, the Supplier shall not compete with the Customer in any U.S. territory "
+        "listed in Sec. 4. Each party bears its own costs."
+    )
     review = _review(book, {"governing_law": ACCEPTED, "non_compete": ACCEPTED, "insurance": REJECTED})
     review = PlaybookReview(**{**review.__dict__, "findings": tuple(
         Finding(**{**f.__dict__, "quote": {"governing_law": "shall be governed by the laws of the State",
@@ -224,8 +229,10 @@ def test_libreoffice_reads_back_one_change_and_one_comment_per_accepted_finding(
     shown = {c.text.split(":")[0]: [(read.changes[i].kind, read.changes[i].text) for i in c.changes]
              for c in read.comments}  # fmt: skip
     assert shown == {
-        law.name: [("deletion", "This Agreement is governed by the laws of the State of Texas."),
-                   ("insertion", law.proposed_wording)],
+        law.name: [
+            ("deletion", "This Agreement is governed by the laws of the State of Texas."),
+            ("insertion", law.proposed_wording),
+        ],
         compete.name: [("deletion", "The Supplier shall not compete with the Customer in any territory.")],
     }
     assert len(read.comments) == 2 and not read.outside and len(read.changes) == 3
