@@ -128,7 +128,7 @@ def _sentence_ends(text: str) -> list[int]:
     """Offsets where a sentence of the paragraph ends (before the space that follows it)."""
     ends: list[int] = []
     first, _, rest = text.partition("\n")
-    if rest[:1].isupper() and len(first.split()) <= _HEADING_WORDS and first.rstrip()[-1:] not in ".,;:!?":
+    if rest[:1].isupper() and _heading(first):
         ends.append(len(first))  # '9. Law' on its own line: a heading, not the start of the sentence below
     for match in _SENTENCE_END.finditer(text):
         if match.group()[0] in ".!?":
@@ -140,6 +140,14 @@ def _sentence_ends(text: str) -> list[int]:
         else:
             ends.append(match.start())
     return sorted(ends)
+
+
+def _heading(line: str) -> bool:
+    """A short line in title case with nothing to end it ('9. Law', 'Limitation of Liability'), not the
+    first line of a wrapped sentence ('This Agreement is governed by')."""
+    words = line.split()
+    return (0 < len(words) <= _HEADING_WORDS and line.rstrip()[-1] not in ".,;:!?"
+            and all(w[0].isupper() or not w[0].isalpha() for w in words if len(w) > 3))  # fmt: skip
 
 
 def sentence_span(text: str, start: int, end: int) -> tuple[int, int]:

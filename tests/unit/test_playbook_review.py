@@ -196,6 +196,8 @@ def test_a_sentence_is_widened_within_its_paragraph_not_past_abbreviations_or_a_
         "This Agreement (see Sec. 4 and No. 7) is governed by U.S. law. Clause 9.1."
     )
     assert sentence_span("no sentence end here", 3, 8) == (0, 20)
+    wrapped = "Either party may terminate\nThis Agreement on notice. Fees stay due."  # a short first line, no heading
+    assert wrapped[slice(*sentence_span(wrapped, 30, 40))] == "Either party may terminate\nThis Agreement on notice."
     two = "First part.\n\nsecond part goes on"  # a blank line ends a sentence even without a capital after it
     assert two[slice(*sentence_span(two, two.index("goes"), two.index("goes") + 4))] == "second part goes on"
 
