@@ -534,11 +534,18 @@ def redline_docx(redline: Redline, written: Summary | None = None) -> bytes:
 
 
 def _write_tracked(
-    document: Any, paragraphs: list[Paragraph], author: str, comments: dict[int, str] | None = None, first: int = 1
+    document: Any,
+    paragraphs: list[Paragraph],
+    author: str,
+    comments: dict[int, str] | None = None,
+    first: int = 1,
+    *,
+    spaced: bool = True,
 ) -> None:
     """Paragraphs of pieces as Word paragraphs: unchanged words as runs, insertions and deletions as
     revisions by `author`, a note as a comment on the run before it; `comments` (change number -> text):
-    a comment around each such change's revisions. Revision ids count from `first`."""
+    a comment around each such change's revisions. Revision ids count from `first`. Pieces are joined by a
+    space unless `spaced` is false (pieces that carry their own spacing, cut from the text as it is)."""
     from datetime import UTC, datetime
 
     stamp = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
@@ -551,7 +558,7 @@ def _write_tracked(
             if piece.kind == "break":  # a heading on its own line, as the document prints it
                 paragraph.add_run("").add_break()
                 continue
-            if n and piece.kind != "note" and pieces[n - 1].kind != "break":
+            if spaced and n and piece.kind != "note" and pieces[n - 1].kind != "break":
                 paragraph.add_run(" ")  # between pieces, outside any revision
             if piece.kind == "same":
                 paragraph.add_run(_xml_text(piece.text))
@@ -618,10 +625,13 @@ def _tracked(paragraph: Any, kind: str, text: str, revision: int, stamp: str, au
     wrapper.set(qn("w:author"), author)
     wrapper.set(qn("w:date"), stamp)
     run = OxmlElement("w:r")
-    body = OxmlElement("w:t" if kind == "inserted" else "w:delText")
-    body.set(qn("xml:space"), "preserve")
-    body.text = text
-    run.append(body)
+    for n, line in enumerate(text.split("\n")):  # a line break as Word's own, as add_run writes it outside
+        if n:
+            run.append(OxmlElement("w:br"))
+        body = OxmlElement("w:t" if kind == "inserted" else "w:delText")
+        body.set(qn("xml:space"), "preserve")
+        body.text = line
+        run.append(body)
     wrapper.append(run)
     paragraph._p.append(wrapper)
     return wrapper
@@ -678,7 +688,7 @@ def review_docx(review: PlaybookReview, blocks: Sequence[TextBlock]) -> bytes:
              f"{edits.unplaced} clause(s) Folio could not place in the text" if edits.unplaced else ""]  # fmt: skip
     if any(after):  # a missing clause is added, not lost: said apart from one Folio failed to find
         document.add_paragraph(f"The proposed wording for {' and '.join(a for a in after if a)} follows the text.")
-    _write_tracked(document, edits.paragraphs, PLAYBOOK_AUTHOR, edits.comments, first=_FIRST_REVISION)
+    _write_tracked(document, edits.paragraphs, PLAYBOOK_AUTHOR, edits.comments, first=_FIRST_REVISION, spaced=False)
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()

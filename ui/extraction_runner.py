@@ -1,4 +1,5 @@
 """An extraction run in the window: progress per document and field, the table filling in, cancel.
+Closing the window (Esc, Close, the title bar's X) while the run goes on cancels it the same way.
 
 The run itself happens on the chat worker (the one owner of the engine); this dialog only renders
 the events it sends (app.extraction's RunStarted, DocumentStarted, CellsStored, RunFinished, and
@@ -18,6 +19,11 @@ from app.extraction.runner import CellsStored, DocumentStarted, RunFinished, Run
 from ui.elided_label import ElidedLabel
 from ui.extraction_table import ExtractionTableView
 from ui.sizing import compact, on_screen
+
+CLOSE_RUNNING_TIP = (
+    "Close this window and stop the run after the current field; what is stored stays, and it can resume"
+)
+CLOSE_FINISHED_TIP = "Close this window; the table stays in Work > Extraction table"
 
 
 class ExtractionRunDialog(QDialog):
@@ -43,9 +49,8 @@ class ExtractionRunDialog(QDialog):
         self.cancel_button.setToolTip("Stop after the current field; what is stored stays, and the run can resume")
         self.cancel_button.clicked.connect(self._cancel)
         self.close_button = QPushButton("Close")
-        self.close_button.setToolTip("Close this window; the table stays in Work > Extraction table")
+        self.close_button.setToolTip(CLOSE_RUNNING_TIP)
         self.close_button.clicked.connect(self.close)
-        self.close_button.setEnabled(False)
         compact(self.cancel_button, self.close_button)
         buttons = QHBoxLayout()
         buttons.addWidget(self.detail, 1)
@@ -63,6 +68,15 @@ class ExtractionRunDialog(QDialog):
         self.cancel_button.setEnabled(False)
         self.status.setText("Stopping after the current field…")
         self.cancel_requested.emit()
+
+    def done(self, result: int) -> None:
+        """Esc, Close and the title bar's X all end here (QDialog closes by rejecting). A run still going
+        is cancelled with its window, as closing a playbook review or a comparison stops it: nobody is
+        left to watch it or cancel it, and the engine would stay busy behind the user's back. What is
+        stored stays; the main window's status bar says so when the run has stopped."""
+        if self.finished_status is None and self.cancel_button.isEnabled():
+            self._cancel()
+        super().done(result)
 
     def on_event(self, event: object) -> None:
         if isinstance(event, RunStarted):
@@ -104,6 +118,6 @@ class ExtractionRunDialog(QDialog):
         self.status.setText(f"{done}: {text}")
         self.detail.setText("")
         self.cancel_button.setEnabled(False)
-        self.close_button.setEnabled(True)
+        self.close_button.setToolTip(CLOSE_FINISHED_TIP)
         if self.progress.maximum() == 0:
             self.progress.setMaximum(1)

@@ -32,7 +32,7 @@ from app.context import AppContext
 from app.engine.progress import Progress
 from app.engine.session import Session
 from app.errors import USER_ERRORS, NotFound, one_line
-from app.extraction.runner import Evidence
+from app.extraction.runner import Evidence, RunFinished
 from app.reading import ReadAheadStatus, reading_states
 from app.store.conversations import Conversations, MessageRow
 from app.store.library import DocumentRow, ListedDocument
@@ -1057,8 +1057,19 @@ class MainWindow(QMainWindow):
             self._show_progress(event)
         else:
             self.status.set_engine("extracting")
-        if self.extraction is not None:
-            self.extraction.on_event(event)
+        dialog = self.extraction
+        if dialog is None:
+            return
+        dialog.on_event(event)
+        if isinstance(event, RunFinished) and not dialog.isVisible():  # closed while it ran: said here instead
+            if event.status == "cancelled":
+                said = (
+                    f"Extraction run {event.run_id} stopped: {event.cells_done} of {event.cells_total} fields "
+                    "filled and kept; running the same template on the same documents goes on from there."
+                )
+            else:
+                said = f"Extraction run {event.run_id} done: {event.cells_done} of {event.cells_total} fields filled."
+            self.statusBar().showMessage(f"{said} Work > Extraction table… shows it.", 15000)
 
     # -- redaction -----------------------------------------------------------------------------
     def redact_current(self, document_id: int | None = None) -> None:

@@ -2,7 +2,11 @@
 tracks: the contract's own text, paragraph by paragraph, with each proposed edit in place.
 
 An edit replaces the clause a finding quotes (found in the paragraph that holds it, on its page first)
-with the playbook's standard wording: the clause tracked as deleted, the wording as inserted. A clause
+with the playbook's standard wording: the clause tracked as deleted, the wording as inserted. The quote is
+often a fragment of a sentence and the wording whole sentences, so the edit takes the whole sentence(s)
+holding the quote, never more than its paragraph: accepting every change reads as clean text, rejecting
+every change gives the paragraph back as it was, character for character (the pieces carry their own
+spacing; a clause removed without wording takes the space that separated it with it). A clause
 that is missing, or whose words Folio cannot place in one paragraph, is proposed as an inserted paragraph
 after the contract's text, and its comment says so. The layout is app.compare.tracked's (pieces that are
 the same, inserted or deleted, each numbered by its change), so the .docx writer is the redline's.
@@ -43,50 +47,117 @@ def comment_text(rule: Rule, finding: Finding, *, placed: bool = True) -> str:
 
 
 def tracked_edits(review: PlaybookReview, blocks: Sequence[TextBlock]) -> Edits:
-    texts = [b.text for b in blocks]
+    blocks = [TextBlock(b.page, b.text.strip()) for b in blocks]
     cuts: dict[int, list[tuple[int, int, int]]] = {}  # block -> (start, end, change)
     comments: dict[int, str] = {}
     added: list[Paragraph] = []
     proposals = review.proposed()
     for change, (rule, finding) in enumerate(proposals):
-        spot = _locate(finding, blocks) if finding.quote else None
+        spot = _locate(finding, blocks, bool(rule.proposed_wording)) if finding.quote else None
         if spot is not None and not any(s < spot[2] and spot[1] < e for s, e, _ in cuts.get(spot[0], [])):
             cuts.setdefault(spot[0], []).append((spot[1], spot[2], change))
             comments[change] = comment_text(rule, finding)
             continue
         comments[change] = comment_text(rule, finding, placed=finding.quote == "")
         if rule.proposed_wording:
-            added.append([Piece("inserted", rule.proposed_wording, change)])
+            added.append([Piece("inserted", rule.proposed_wording.strip(), change)])
     paragraphs: list[Paragraph] = []
-    for index, text in enumerate(texts):
+    for index, block in enumerate(blocks):
+        text = block.text
         pieces: Paragraph = []
         at = 0
         for start, end, change in sorted(cuts.get(index, [])):
-            pieces.append(Piece("same", text[at:start].strip()))
-            pieces.append(Piece("deleted", text[start:end].strip(), change))
-            wording = proposals[change][0].proposed_wording
+            pieces.append(Piece("same", text[at:start]))
+            pieces.append(Piece("deleted", text[start:end], change))
+            wording = proposals[change][0].proposed_wording.strip()
             if wording:
                 pieces.append(Piece("inserted", wording, change))
             at = end
-        pieces.append(Piece("same", text[at:].strip()))
+        pieces.append(Piece("same", text[at:]))
         paragraphs.append([p for p in pieces if p.text])
     placed = sum(len(v) for v in cuts.values())
     unplaced = sum(1 for _rule, f in proposals if f.quote) - placed  # a missing clause has no place to find
     return Edits(paragraphs + added, comments, placed, unplaced)
 
 
-def _locate(finding: Finding, blocks: Sequence[TextBlock]) -> tuple[int, int, int] | None:
-    """(block, start, end) of the quoted clause: words in order, any spacing or case; its page first."""
+def accepted_text(paragraph: Paragraph) -> str:
+    """The paragraph with every change accepted (pieces written with their own spacing)."""
+    return "".join(p.text for p in paragraph if p.kind in ("same", "inserted"))
+
+
+def rejected_text(paragraph: Paragraph) -> str:
+    """The paragraph with every change rejected: the contract's text as it was."""
+    return "".join(p.text for p in paragraph if p.kind in ("same", "deleted"))
+
+
+def _locate(finding: Finding, blocks: Sequence[TextBlock], replaced: bool) -> tuple[int, int, int] | None:
+    """(block, start, end) of the whole sentence(s) holding the quoted clause (its words in order, any
+    spacing or case; its page first). A clause removed without wording (`replaced` false) takes the space
+    after it, or before it at the paragraph's end, so that the sentences around it still read apart."""
     words = finding.quote.split()
     if not words:
         return None
     pattern = re.compile(r"\s+".join(re.escape(w) for w in words), re.IGNORECASE)
     order = sorted(range(len(blocks)), key=lambda i: blocks[i].page != finding.page)
     for i in order:
-        match = pattern.search(blocks[i].text)
+        text = blocks[i].text
+        match = pattern.search(text)
         if match:
-            return i, match.start(), match.end()
+            start, end = sentence_span(text, match.start(), match.end())
+            if not replaced:
+                after = len(text) - len(text[end:].lstrip())
+                start, end = (start, after) if after < len(text) else (len(text[:start].rstrip()), end)
+            return i, start, end
     return None
+
+
+# A sentence ends at . ! or ? (and any closing quote or bracket) before a space and a capital, a digit or
+# an opening quote or bracket; or at a blank line. Not after an abbreviation that is followed by a capital
+# or a number in contracts ('No. 5', 'Sec. 3', 'e.g. Delaware', 'U.S. law'): company suffixes ('Inc.',
+# 'Ltd.') are left out, as before a capital they usually end the sentence.
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])|\n[ \t]*\n")
+_ABBREVIATIONS = frozenset({
+    "mr", "mrs", "ms", "dr", "st", "no", "nos", "sec", "secs", "art", "arts", "para", "paras", "cl", "sch", "ex",
+    "exh", "fig", "p", "pp", "vs", "v", "cf", "viz", "approx", "jan", "feb", "mar", "apr", "jun", "jul", "aug",
+    "sep", "sept", "oct", "nov", "dec",
+})  # fmt: skip
+_HEADING_WORDS = 8  # a first line this short, with no punctuation at its end, is the paragraph's heading
+
+
+def _sentence_ends(text: str) -> list[int]:
+    """Offsets where a sentence of the paragraph ends (before the space that follows it)."""
+    ends: list[int] = []
+    first, _, rest = text.partition("\n")
+    if rest[:1].isupper() and _heading(first):
+        ends.append(len(first))  # '9. Law' on its own line: a heading, not the start of the sentence below
+    for match in _SENTENCE_END.finditer(text):
+        if match.group()[0] in ".!?":
+            before = text[: match.start()].rsplit(None, 1)
+            word = before[-1] if before else ""
+            if word.lower() in _ABBREVIATIONS or ("." in word and any(c.isalpha() for c in word)):  # not '9.1.'
+                continue
+            ends.append(match.end())
+        else:
+            ends.append(match.start())
+    return sorted(ends)
+
+
+def _heading(line: str) -> bool:
+    """A short line in title case with nothing to end it ('9. Law', 'Limitation of Liability'), not the
+    first line of a wrapped sentence ('This Agreement is governed by')."""
+    words = line.split()
+    return (0 < len(words) <= _HEADING_WORDS and line.rstrip()[-1] not in ".,;:!?"
+            and all(w[0].isupper() or not w[0].isalpha() for w in words if len(w) > 3))  # fmt: skip
+
+
+def sentence_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """The whole sentence(s) of `text` (one paragraph) holding text[start:end]: from the start of the
+    sentence where it begins to the end of the one where it ends, without the spaces around."""
+    ends = _sentence_ends(text)
+    begin = max((e for e in ends if e <= start), default=0)
+    finish = min((e for e in ends if e >= end), default=len(text))
+    begin = len(text) - len(text[begin:].lstrip())
+    return begin, len(text[:finish].rstrip())
 
 
 # -- the report ------------------------------------------------------------------------------------

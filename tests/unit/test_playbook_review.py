@@ -12,7 +12,7 @@ import pytest
 
 from app.extraction.cells import CUT_OFF, Cell
 from app.playbook.book import PlaybookStore
-from app.playbook.report import TextBlock, markdown, tracked_edits
+from app.playbook.report import TextBlock, accepted_text, markdown, rejected_text, sentence_span, tracked_edits
 from app.playbook.review import ACCEPTED, REJECTED, Finding, PlaybookReview, judge
 from tests.fixtures.office import libreoffice_read_back, soffice
 
@@ -80,12 +80,17 @@ def test_edits_replace_the_quoted_clause_in_place_and_add_what_is_missing(book) 
     assert (edits.placed, edits.unplaced, len(edits.comments)) == (2, 0, 3)  # insurance is missing, not unplaced
     first, second, added = edits.paragraphs
     assert [(p.kind, p.text) for p in first] == [
-        ("same", "5. Liability. The total liability shall not exceed the fees. The Supplier"),
-        ("deleted", "shall not compete with\nthe Customer"),  # an absent rule without wording: the clause goes
-        ("same", "in any territory."),
+        ("same", "5. Liability. The total liability shall not exceed the fees."),
+        # An absent rule without wording: the whole sentence holding the clause goes, with the space before it.
+        ("deleted", " The Supplier shall not compete with\nthe Customer in any territory."),
     ]
-    assert [p.kind for p in second] == ["same", "deleted", "inserted", "same"]
-    assert second[1].text == "governed by the laws of the State of Texas" and "New York" in second[2].text
+    assert [(p.kind, p.text) for p in second[:2]] == [
+        ("same", "9. Law. "),
+        ("deleted", "This Agreement is governed by the laws of the State of Texas."),
+    ]  # the sentence holding the quoted fragment, not the fragment: the wording is a whole sentence
+    assert [p.kind for p in second] == ["same", "deleted", "inserted"] and "New York" in second[2].text
+    assert [rejected_text(p) for p in (first, second)] == [b.text for b in BLOCKS]
+    assert accepted_text(second) == "9. Law. " + book.rule("governing_law").proposed_wording
     assert [p.kind for p in added] == ["inserted"] and "insurance" in added[0].text
     assert "Governing law: not met. Texas is not among" in edits.comments[second[1].change]  # type: ignore[index]
 
@@ -125,6 +130,78 @@ def test_the_docx_has_tracked_changes_by_folio_playbook_and_one_comment_per_chan
     assert said == ["The proposed wording for 1 missing clause(s) follows the text."]
 
 
+def _paragraph_text(paragraph, dropped: str) -> str:  # type: ignore[no-untyped-def]
+    """A Word paragraph's text read from its XML with every `dropped` revision (w:ins or w:del) left out:
+    dropping deletions is accepting every change, dropping insertions is rejecting every change."""
+    out: list[str] = []
+
+    def walk(element, inside: bool) -> None:  # type: ignore[no-untyped-def]
+        inside = inside or element.tag == W + dropped
+        if not inside and element.tag in (W + "t", W + "delText"):
+            out.append(element.text or "")
+        elif not inside and element.tag == W + "br":
+            out.append("\n")
+        for child in element:
+            walk(child, inside)
+
+    walk(paragraph._p, False)
+    return "".join(out)
+
+
+def test_a_clause_quoted_mid_sentence_is_replaced_by_whole_sentences_in_the_docx(book) -> None:  # type: ignore[no-untyped-def]
+    """The quotes are fragments of sentences (one wrapped over a line): in the .docx python-docx reads
+    back, accepting every change gives clean sentences, rejecting every change gives the text as it was."""
+    import docx
+
+    from app.export import review_docx
+
+    law = (
+        "12. Governing Law. The parties agree that this Agreement and all claims under it (e.g. in tort) shall\n"
+        "be governed by the laws of the State of Texas, without regard to conflicts principles. The courts of "
+        "Travis County, Texas have sole jurisdiction."
+    )
+    compete = (
+        "Costs. During the Term, the Supplier shall not compete with the Customer in any U.S. territory "
+        "listed in Sec. 4. Each party bears its own costs."
+    )
+    review = _review(book, {"governing_law": ACCEPTED, "non_compete": ACCEPTED, "insurance": REJECTED})
+    review = PlaybookReview(**{**review.__dict__, "findings": tuple(
+        Finding(**{**f.__dict__, "quote": {"governing_law": "shall be governed by the laws of the State",
+                                           "non_compete": "compete with the Customer"}.get(f.rule_key, f.quote)})
+        for f in review.findings)})  # fmt: skip
+    blocks = [TextBlock(1, "Preamble. Nothing here changes."), TextBlock(2, law), TextBlock(3, compete)]
+    opened = docx.Document(io.BytesIO(review_docx(review, blocks)))
+    paragraphs = opened.paragraphs
+    at = next(n for n, p in enumerate(paragraphs) if p.text.startswith("Preamble"))
+    body = paragraphs[at : at + 3]
+    wording = book.rule("governing_law").proposed_wording
+    assert [_paragraph_text(p, "del") for p in body] == [
+        "Preamble. Nothing here changes.",
+        f"12. Governing Law. {wording} The courts of Travis County, Texas have sole jurisdiction.",
+        "Costs. Each party bears its own costs.",  # the removed sentence takes its space with it
+    ]
+    assert [_paragraph_text(p, "ins") for p in body] == [b.text for b in blocks]  # exactly as it was
+    assert len(paragraphs) == at + 3  # nothing proposed after the text: both clauses were placed
+
+
+def test_a_sentence_is_widened_within_its_paragraph_not_past_abbreviations_or_a_heading() -> None:
+    text = "9. Law\nThis Agreement (see Sec. 4 and No. 7) is governed by U.S. law. Clause 9.1. The rest."
+    start = text.index("governed")
+    assert text[slice(*sentence_span(text, start, start + 8))] == (
+        "This Agreement (see Sec. 4 and No. 7) is governed by U.S. law."
+    )
+    first = text.index("Agreement")
+    last = text.index("Clause") + 3  # a quote across two sentences takes both, whole
+    assert text[slice(*sentence_span(text, first, last))] == (
+        "This Agreement (see Sec. 4 and No. 7) is governed by U.S. law. Clause 9.1."
+    )
+    assert sentence_span("no sentence end here", 3, 8) == (0, 20)
+    wrapped = "Either party may terminate\nThis Agreement on notice. Fees stay due."  # a short first line, no heading
+    assert wrapped[slice(*sentence_span(wrapped, 30, 40))] == "Either party may terminate\nThis Agreement on notice."
+    two = "First part.\n\nsecond part goes on"  # a blank line ends a sentence even without a capital after it
+    assert two[slice(*sentence_span(two, two.index("goes"), two.index("goes") + 4))] == "second part goes on"
+
+
 def test_a_clause_not_found_in_the_text_is_said_apart_from_a_missing_one(book) -> None:  # type: ignore[no-untyped-def]
     import docx
 
@@ -154,8 +231,11 @@ def test_libreoffice_reads_back_one_change_and_one_comment_per_accepted_finding(
     shown = {c.text.split(":")[0]: [(read.changes[i].kind, read.changes[i].text) for i in c.changes]
              for c in read.comments}  # fmt: skip
     assert shown == {
-        law.name: [("deletion", "governed by the laws of the State of Texas"), ("insertion", law.proposed_wording)],
-        compete.name: [("deletion", "shall not compete with the Customer")],
+        law.name: [
+            ("deletion", "This Agreement is governed by the laws of the State of Texas."),
+            ("insertion", law.proposed_wording),
+        ],
+        compete.name: [("deletion", "The Supplier shall not compete with the Customer in any territory.")],
     }
     assert len(read.comments) == 2 and not read.outside and len(read.changes) == 3
     assert {c.author for c in read.comments} == {ch.author for ch in read.changes.values()} == {"Folio playbook"}
