@@ -23,6 +23,10 @@ from ingest.limits import Limits
 # use_layout=False; Page.get_layout and to_markdown are never called) and the installers leave both out
 # (packaging/folio.spec). Refused here, as PyMuPDF expects and handles, every run reads PDFs as the shipped
 # app does. benchmarks/bench_ingest.py lets them in to compare table finders.
+# Without them PyMuPDF prints, once per process, a line recommending the layout package the first time a
+# page's tables are looked for: on `folio add`'s standard output, in the middle of its report. Its own
+# switch turns that off.
+os.environ.setdefault("PYMUPDF_SUGGEST_LAYOUT_ANALYZER", "0")
 PYMUPDF_EXTRAS = ("pymupdf.layout", "pymupdf4llm")
 for _extra in PYMUPDF_EXTRAS:
     sys.modules.setdefault(_extra, None)  # type: ignore[arg-type]

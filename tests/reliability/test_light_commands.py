@@ -97,10 +97,11 @@ def test_light_commands_import_nothing_heavy(tmp_path: Path) -> None:
 def test_adding_a_pdf_loads_no_layout_model(tmp_path: Path) -> None:
     """PyMuPDF 2.0 would import its layout model and LLM helpers (two ONNX networks, numpy, onnxruntime:
     1.2 s and 90 MB per process) when installed; Folio uses neither and the installers leave them out, so
-    `folio add` of a PDF must not load them (ingest refuses their import)."""
-    from tests.fixtures.pdfs import make_text_pdf
+    `folio add` of a PDF must not load them (ingest refuses their import), nor print PyMuPDF's line
+    recommending them."""
+    from tests.fixtures.media import make_report_pdf
 
-    pdf = make_text_pdf(tmp_path / "lease.pdf", ["The Tenant shall pay the rent monthly in advance."])
+    pdf = make_report_pdf(tmp_path / "report.pdf")  # a ruled table: its page's tables are looked for
     names = tmp_path / "modules.json"
     proc = subprocess.run(
         [sys.executable, "-c", MODULES_AFTER, str(names), "add", str(pdf)], capture_output=True, text=True, cwd=REPO
@@ -108,4 +109,5 @@ def test_adding_a_pdf_loads_no_layout_model(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     imported = set(json.loads(names.read_text(encoding="utf-8")))
     assert "pymupdf" in imported  # the PDF was read with PyMuPDF
+    assert proc.stdout.startswith("added: #1 ") and "pymupdf_layout" not in proc.stdout + proc.stderr
     assert not {"pymupdf.layout", "pymupdf4llm", "onnxruntime", "numpy"} & imported
