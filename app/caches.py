@@ -209,6 +209,18 @@ class Readings:
                     best = (size, [str(d) for d in docs])
         return best[1]
 
+    def reading_figures(self, model_sha: str) -> tuple[int, float]:
+        """Tokens this model read, and the milliseconds it took, in the reads that finished (each
+        document's last read; `folio read` or read-ahead): (0, 0.0) before the first."""
+        tokens, ms = 0, 0.0
+        if self.folder.is_dir():
+            for path in self.folder.glob(f"{model_sha[:16]}-*.json"):
+                rec = _load(path)
+                if _int(rec.get("read_tokens")) > 0 and isinstance(rec.get("read_ms"), (int, float)):
+                    tokens += _int(rec["read_tokens"])
+                    ms += float(rec["read_ms"])
+        return tokens, ms
+
     def state(self, model_sha: str, doc_sha: str) -> ReadState:
         rec = self.record(model_sha, doc_sha)
         total = int(rec.get("total", 0))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from app.caches import NOTE_EVERY_S, Readings, ReadState
+from app.clock import duration_words
 from app.errors import USER_ERRORS, FolioError, one_line
 
 # The engine, the prompt and the planner (app.chat and what it imports: 0.1 s) are imported inside
@@ -82,8 +83,15 @@ def read_document(
 
     try:
         stats = session.run(prepared, request, cancel=cancel, on_progress=heard, background=background).stats
-    finally:
+    except BaseException:
         readings.note(model_sha, doc.sha256, pid=0)
+        raise
+    # A read that finished says how fast this computer reads with the model: a question that does not
+    # fit the context estimates its readings by it before the model has answered anything.
+    speed: dict[str, float] = {}
+    if stats.stop_reason == "read" and stats.prefill_ms > 0:
+        speed = {"read_tokens": stats.prompt_tokens - stats.cached_tokens, "read_ms": stats.prefill_ms}
+    readings.note(model_sha, doc.sha256, pid=0, **speed)
     return stats
 
 
@@ -156,24 +164,13 @@ class ReadingPlan:
         said = f"{count} document{'s' if count != 1 else ''} planned"
         if count:
             said += (
-                f", about {_duration(self.seconds)}"
+                f", about {duration_words(self.seconds)}"
                 if self.seconds is not None
                 else ", time known after the first read"
             )
         if self.left_out:
             said += f"; {self.left_out} more do not fit the {self.cache_gb} GB snapshot cache"
         return said
-
-
-def _duration(seconds: float | None) -> str:
-    seconds = seconds or 0.0
-    if seconds < 90:
-        return f"{max(1, round(seconds))} s"
-    if seconds < 90 * 60:
-        return f"{round(seconds / 60)} min"
-    if seconds < 48 * 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from app.engine.progress import Progress
 from app.engine.session import Session
 from app.errors import USER_ERRORS, NotFound, one_line
 from app.extraction.runner import Evidence, RunFinished
+from app.passes.estimate import ReadingEstimates
 from app.reading import ReadAheadStatus, reading_states
 from app.store.conversations import Conversations, MessageRow
 from app.store.library import DocumentRow, ListedDocument
@@ -110,7 +111,7 @@ class MainWindow(QMainWindow):
         self.redaction: RedactionDialog | None = None
         self._job: Job | None = None  # while the engine works
         # A question refused as too big for the context, offered other readings once the engine is free.
-        self._offer: tuple[AskJob, str] | None = None
+        self._offer: tuple[AskJob, str, ReadingEstimates | None] | None = None
         self._closed = False
         self._reading_now: tuple[int, ReadState] | None = None  # the document read ahead now, how far
         self._planned: frozenset[int] = frozenset()  # the documents read-ahead's budget holds
@@ -854,23 +855,24 @@ class MainWindow(QMainWindow):
         if job is Job.REVIEW and review is not None and review.finished_status is None:
             review.failed("the review stopped")
         if self._offer is not None:
-            asked, reason = self._offer
+            asked, reason, estimates = self._offer
             self._offer = None
-            self._offer_readings(asked, reason)
+            self._offer_readings(asked, reason, estimates)
 
-    def _on_does_not_fit(self, job: AskJob, reason: str) -> None:
+    def _on_does_not_fit(self, job: AskJob, reason: str, estimates: ReadingEstimates | None) -> None:
         self.chat.fail_answer(reason)  # what stays on screen if no other reading is chosen
         self.statusBar().showMessage(reason, 10000)
-        self._offer = (job, reason)
+        self._offer = (job, reason, estimates)
 
-    def _offer_readings(self, job: AskJob, reason: str) -> StrategyDialog:
+    def _offer_readings(self, job: AskJob, reason: str, estimates: ReadingEstimates | None) -> StrategyDialog:
         """The documents do not fit together: read them in passes, by the pages a search finds, or (one
-        document) by the pages the user names; the answer's footer then says what was read."""
+        document) by the pages the user names, each with how long it would take; the answer's footer
+        then says what was read."""
         ids = job.document_ids
         if job.conversation_id is not None:
             ids = self.conversations.get(job.conversation_id).document_ids
         pages = sum(self.ctx.library.get(i).page_count for i in ids)
-        dialog = StrategyDialog(self, reason, pages=pages, one_document=len(ids) == 1)
+        dialog = StrategyDialog(self, reason, pages=pages, one_document=len(ids) == 1, estimates=estimates)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.chosen.connect(lambda choice: self._ask_read_as(job, ids, choice))
         dialog.open()

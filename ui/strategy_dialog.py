@@ -1,6 +1,7 @@
 """The choice offered when a question's documents do not fit the model's context: read every page in
-passes, only the pages a word search ranks highest, or pages the user names (one document). The
-question itself is asked again by the window with the choice (app/passes)."""
+passes, only the pages a word search ranks highest, or pages the user names (one document), each
+reading with how long it would take on this computer (app/passes/estimate.py). The question itself is
+asked again by the window with the choice (app/passes)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.pages import parse_pages
+from app.passes.estimate import ReadingEstimate, ReadingEstimates
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,15 @@ class StrategyDialog(QDialog):
 
     chosen = Signal(object)  # ReadingChoice
 
-    def __init__(self, parent: QWidget, reason: str, *, pages: int, one_document: bool) -> None:
+    def __init__(
+        self,
+        parent: QWidget,
+        reason: str,
+        *,
+        pages: int,
+        one_document: bool,
+        estimates: ReadingEstimates | None = None,
+    ) -> None:
         super().__init__(parent)
         self.page_count = pages
         self.setWindowTitle("The selection does not fit")
@@ -47,8 +57,11 @@ class StrategyDialog(QDialog):
         self.passes.setToolTip("Every page is read; the answer says which pages each pass read")
         self.search = QPushButton("Only the pages a word search finds")
         self.search.setToolTip("The pages that best match the question's words, as many as fit")
-        layout.addWidget(self.passes)
-        layout.addWidget(self.search)
+        self.passes_time = _time_label(self.passes, estimates.passes if estimates else None)
+        self.search_time = _time_label(self.search, estimates.search if estimates else None)
+        for button, said in ((self.passes, self.passes_time), (self.search, self.search_time)):
+            layout.addWidget(button)
+            layout.addWidget(said)
         self.page_list = QLineEdit()
         self.page_list.setPlaceholderText("Pages, e.g. 1-20, 45")
         self.page_list.setAccessibleName("Pages to read")
@@ -84,3 +97,15 @@ class StrategyDialog(QDialog):
     def _done(self, choice: ReadingChoice) -> None:
         self.chosen.emit(choice)
         self.accept()
+
+
+def _time_label(button: QPushButton, estimate: ReadingEstimate | None) -> QLabel:
+    """The line under a reading's button: its parts and time ('12 parts, about 6 min on this
+    computer'), or why it cannot be done (then the button is off)."""
+    said = QLabel(estimate.line() if estimate is not None else "time unknown")
+    said.setWordWrap(True)
+    said.setIndent(12)  # under its button: read as that button's
+    button.setAccessibleDescription(said.text())
+    if estimate is not None and estimate.note:
+        button.setEnabled(False)
+    return said

@@ -31,6 +31,7 @@ from app.purge import purge_matter
 from ingest.progress import ReadProgress
 
 if TYPE_CHECKING:
+    from app.passes.estimate import ReadingEstimates
     from app.playbook.review import PlaybookReviewer
 
 
@@ -137,9 +138,10 @@ class EngineWorker(QObject):
     # app.playbook.review.PlaybookReview, or ReviewStopped.
     review_event = Signal(object)
     failed = Signal(str)
-    # A question whose documents do not fit the context: the job and the planner's line, so the window
-    # can offer to read them another way (ui/strategy_dialog.py) instead of only refusing.
-    does_not_fit = Signal(object, str)
+    # A question whose documents do not fit the context: the job, the planner's line and how long each
+    # other reading would take (app.passes.estimate.ReadingEstimates, or None when that could not be
+    # told), so the window can offer to read them another way (ui/strategy_dialog.py).
+    does_not_fit = Signal(object, str, object)
     finished = Signal()  # after every job, question or extraction run
 
     def __init__(self, ctx: AppContext, session: Session) -> None:
@@ -190,7 +192,24 @@ class EngineWorker(QObject):
                     cancel=token,
                 )
             except DoesNotFit as exc:  # asked again too: the old answer stays until another reading is chosen
-                self.does_not_fit.emit(job, one_line(exc))
+                self.does_not_fit.emit(job, one_line(exc), self._estimate(job))
+
+    def _estimate(self, job: AskJob) -> ReadingEstimates | None:
+        """How long the readings the window offers would take; None when the selection cannot be
+        planned (a model server, a document gone since): the offer then says the time is unknown."""
+        from app.passes.service import LongQuestion
+
+        try:
+            return LongQuestion(self._svc()).estimate(
+                job.document_ids,
+                job.question,
+                conversation_id=job.conversation_id,
+                thinking=job.thinking,
+                regenerate=job.regenerate,
+                on_event=self._emit,
+            )
+        except USER_ERRORS:
+            return None
 
     @contextmanager
     def _job(self) -> Iterator[CancelToken]:

@@ -517,7 +517,7 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
     from app.chat import AnswerDelta, AnswerDone, ChatEvent, ChatService, ChatStarted
     from app.cli.lines import Lines, ProgressLines
     from app.engine.progress import Progress
-    from app.errors import DoesNotFit
+    from app.errors import USER_ERRORS, DoesNotFit
     from app.models.registry import STARTER_NOTICE
     from app.passes.service import LongQuestion
     from app.reading import wait_for_reading
@@ -592,10 +592,23 @@ def _cmd_ask(ctx: AppContext, args: argparse.Namespace) -> int:
                 on_event=on_event,
             )
     except DoesNotFit as exc:
+        passes, search = "every page, in passes", "the pages a word search ranks highest"
+        try:  # how long each would take on this computer, as the window's offer says it
+            found = long.estimate(
+                doc_ids,
+                question,
+                pages=pages,
+                conversation_id=args.conversation,
+                thinking=args.thinking,
+                max_tokens=args.max_tokens,
+                on_event=on_event,
+            )
+            passes, search = f"{passes}: {found.passes.line()}", f"{search}: {found.search.line()}"
+        except USER_ERRORS:
+            pass  # a model server (its speed is its own), or a selection that cannot be planned
         lines.close()
         raise DoesNotFit(
-            f"{exc}; or ask with --strategy passes (every page, in passes), --strategy search (the pages a "
-            "word search ranks highest) or --pages LIST"
+            f"{exc}; or ask with --strategy passes ({passes}), --strategy search ({search}) or --pages LIST"
         ) from exc
     except KeyboardInterrupt:
         service.cancel()

@@ -31,16 +31,18 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 
+from app.caches import Readings
 from app.chat import AnswerDelta, AnswerDone, ChatEvent, ChatService, ChatStarted
 from app.citations.grounding import ground_answer
 from app.context import AppContext
 from app.engine.documents import BuildMessages, Documents, ReadDocument, prompt_documents
 from app.engine.progress import Progress
-from app.engine.session import CancelToken
-from app.errors import DoesNotFit, FolioError
+from app.engine.session import CancelToken, ModelIdentity
+from app.errors import DoesNotFit, FolioError, one_line
 from app.models.registry import ModelRecord
 from app.pages import page_ranges
 from app.passes.coverage import CHOSEN, PASSES, SEARCHED, WHOLE, DocumentReading, footer
+from app.passes.estimate import ReadingEstimate, ReadingEstimates, Speed, estimate
 from app.passes.merge import Answer, Reply, naming_document
 from app.passes.windows import Windows, choose_ranked, plan_windows
 from app.store.conversations import KeptPart, MessageRow
@@ -72,6 +74,7 @@ class Request:
     label: str  # the part, as the reply's table names it: 'pages 1-131', 'D2 Lease'
     part: str  # the part, as the model is told what it reads
     doc_index: int | None = None  # an answer about this document alone: its citations are renamed [D2 p. 3]
+    tokens: int = 0  # its prompt's exact tokens, as planned
 
 
 class LongQuestion:
@@ -83,6 +86,113 @@ class LongQuestion:
         self.session = chat.session
         self._token = CancelToken()
         self.kept: MessageRow | None = None  # the turn stored when a stop or an error ended the question
+
+    def estimate(
+        self,
+        document_ids: list[int],
+        question: str,
+        *,
+        pages: tuple[int, ...] | None = None,
+        conversation_id: int | None = None,
+        thinking: bool | None = None,
+        max_tokens: int | None = None,
+        regenerate: bool = False,
+        on_event: EventSink | None = None,
+    ) -> ReadingEstimates:
+        """How long reading the selection in passes, or by the pages a search finds, would take: each
+        reading planned as `ask` would plan it (its parts and their exact prompts), less what the
+        engine's kept states hold and the parts a stopped run answered, at this computer's measured
+        speed. For a selection (or `pages` of one document) that does not fit the context whole; a local
+        model only (a server's speed is its own)."""
+        emit = on_event or (lambda _e: None)
+        replaced: int | None = None
+        if regenerate:  # the last question again: the conversation before it, as `ask` reads it
+            replaced, question = self.chat.asked_again(conversation_id)
+        asked = self._asked(
+            document_ids, question, pages, "passes", conversation_id, thinking, max_tokens, replaced, emit
+        )
+        assert asked.measure is not None and asked.who.sha256 is not None  # a server was refused above
+        emit(Progress("estimating how long each reading takes"))
+        model_sha = asked.who.sha256
+        speed = self._speed(model_sha, asked.answer_tokens)
+        run = _Run(self, asked.rows, [], [], asked.question, asked.history, asked.think, asked.answer_tokens,
+                   emit, CancelToken(), model_sha)  # fmt: skip
+        readings = Readings(self.ctx.paths)
+        shas = {row.id: row.sha256 for row in asked.rows}
+        found: dict[str, ReadingEstimate] = {}
+        for strategy in STRATEGIES:
+            try:
+                _readings, requests = self._plan(
+                    asked.rows, asked.selections, pages, strategy, asked.question, asked.measure
+                )
+            except FolioError as exc:  # this reading cannot be done (a search finding none of the words)
+                found[strategy] = ReadingEstimate(strategy, speed=speed, note=one_line(exc))
+                continue
+            prompts, kept = [], []
+            for request in requests:
+                if self.chat.conversations.kept_part(run._key(request)) is not None:
+                    prompts.append(0)  # answered by a run that was stopped: not asked again
+                    kept.append(0)
+                    continue
+                prompts.append(request.tokens)
+                whole = request.pages is None and len(request.document_ids) == 1
+                # A document read whole starts from its kept state (a read ahead, an earlier question).
+                state = readings.state(model_sha, shas[request.document_ids[0]]) if whole else None
+                kept.append(state.done if state is not None and state.kind in ("ready", "partial") else 0)
+            found[strategy] = estimate(strategy, prompts, kept, speed)
+        return ReadingEstimates(found["passes"], found["search"])
+
+    def _speed(self, model_sha: str, answer_tokens: int) -> Speed:
+        """The model's speeds measured on this computer: its last answers, and its reads ahead."""
+        answers = self.chat.conversations.answer_figures(model_sha)
+        reads = Readings(self.ctx.paths).reading_figures(model_sha)
+        return Speed.measured(
+            [(answers.read_tokens, answers.read_ms), reads],
+            (answers.written_tokens, answers.write_ms),
+            answers.answers,
+            answer_tokens,
+        )
+
+    def _asked(
+        self,
+        document_ids: list[int],
+        question: str,
+        pages: tuple[int, ...] | None,
+        strategy: str | None,
+        conversation_id: int | None,
+        thinking: bool | None,
+        max_tokens: int | None,
+        replaced: int | None,
+        emit: EventSink,
+    ) -> _Asked:
+        """The question checked, with its documents, history and settings, and the measure of its
+        requests (None with a model server)."""
+        question = question.strip()
+        if strategy is not None and strategy not in STRATEGIES:
+            raise FolioError(f"unknown strategy '{strategy}': use {' or '.join(STRATEGIES)}")
+        if not question:
+            raise FolioError("the question is empty")
+        history: list[Message] = []
+        if conversation_id is not None:
+            document_ids = self.chat.conversations.get(conversation_id).document_ids
+            history = self.chat.history(conversation_id, before=replaced)
+        if not document_ids:
+            raise FolioError("no document selected")
+        if pages is not None and len(document_ids) != 1:
+            raise FolioError("a page selection is for one document: select one document with the pages")
+        rows = [self.ctx.library.get(d) for d in document_ids]
+        selections = {doc.id: _selection(doc, pages) for doc in rows}
+        think = self.ctx.settings.thinking if thinking is None else thinking
+        answer_tokens = max_tokens or self.ctx.settings.max_answer_tokens
+        who = self.session.model_identity(self.ctx)
+        measure = None
+        if who.record is None:
+            if strategy is not None:
+                raise FolioError("reading in passes or by search needs a local model (a server's context is its own)")
+        else:
+            emit(Progress("measuring the documents against the model's context"))
+            measure = _Measure(self, who.record, question, history, think, answer_tokens)
+        return _Asked(list(document_ids), question, history, rows, selections, think, answer_tokens, who, measure)
 
     def cancel(self) -> None:
         """Stop the question (from any thread): the parts answered are kept, the rest named as not read."""
@@ -112,32 +222,12 @@ class LongQuestion:
         replaced: int | None = None
         if regenerate:
             replaced, question = self.chat.asked_again(conversation_id)
-        question = question.strip()
-        if strategy is not None and strategy not in STRATEGIES:
-            raise FolioError(f"unknown strategy '{strategy}': use {' or '.join(STRATEGIES)}")
-        if not question:
-            raise FolioError("the question is empty")
-        history: list[Message] = []
-        if conversation_id is not None:
-            document_ids = self.chat.conversations.get(conversation_id).document_ids
-            history = self.chat.history(conversation_id, before=replaced)
-        if not document_ids:
-            raise FolioError("no document selected")
-        if pages is not None and len(document_ids) != 1:
-            raise FolioError("a page selection is for one document: select one document with the pages")
-        library = self.ctx.library
-        rows = [library.get(d) for d in document_ids]
-        selections = {doc.id: _selection(doc, pages) for doc in rows}
-        think = self.ctx.settings.thinking if thinking is None else thinking
-        answer_tokens = max_tokens or self.ctx.settings.max_answer_tokens
-        who = self.session.model_identity(self.ctx)
-        if who.record is None:
-            if strategy is not None:
-                raise FolioError("reading in passes or by search needs a local model (a server's context is its own)")
-            measure = None
-        else:
-            emit(Progress("measuring the documents against the model's context"))
-            measure = _Measure(self, who.record, question, history, think, answer_tokens)
+        asked = self._asked(
+            document_ids, question, pages, strategy, conversation_id, thinking, max_tokens, replaced, emit
+        )
+        document_ids, question, history = asked.document_ids, asked.question, asked.history
+        rows, selections, think, answer_tokens = asked.rows, asked.selections, asked.think, asked.answer_tokens
+        who, measure = asked.who, asked.measure
         if pages is None and (measure is None or measure.fits(measure.tokens(rows, None, ""))):
             # Everything fits: the question as any other, read whole on top of what was kept.
             return self.chat.ask(
@@ -198,10 +288,11 @@ class LongQuestion:
             doc = rows[0]
             _refuse_part(self.ctx, doc)
             part = _part(doc, pages)
-            if measure is None or measure.fits(measure.tokens(rows, selections, part)):
+            tokens = measure.tokens(rows, selections, part) if measure is not None else 0
+            if measure is None or measure.fits(tokens):
                 # The chosen pages fit (or a model server, whose context is its own business).
                 reading = _reading(1, doc, pages, (pages,), CHOSEN)
-                return [reading], [Request((doc.id,), selections, 0, page_ranges(pages), part)]
+                return [reading], [Request((doc.id,), selections, 0, page_ranges(pages), part, tokens=tokens)]
         assert measure is not None  # a model server took one of the paths above, or was refused
         if strategy is None:
             needed = measure.tokens(rows, selections if pages is not None else None, "")
@@ -215,18 +306,20 @@ class LongQuestion:
             chosen = selections[doc.id]
             if several:
                 part = f"one of {len(rows)} documents, whole (answer about this document only)"
-                if measure.fits(measure.tokens([doc], None, part)):
+                tokens = measure.tokens([doc], None, part)
+                if measure.fits(tokens):
                     readings.append(_reading(k, doc, chosen, (chosen,), WHOLE))
-                    requests.append(Request((doc.id,), None, k - 1, f"D{k}", part, k))
+                    requests.append(Request((doc.id,), None, k - 1, f"D{k}", part, k, tokens))
                     continue
             _refuse_part(self.ctx, doc)
             planned = measure.windows(doc, chosen, len(rows))
             readings.append(_reading(k, doc, chosen, planned.windows, PASSES, planned.too_long))
-            for n, window in enumerate(planned.windows, start=1):
+            for n, (window, tokens) in enumerate(zip(planned.windows, planned.tokens, strict=True), start=1):
                 part = _window_part(doc, window, n, len(planned.windows), len(rows))
                 label = f"D{k} " if several else ""
                 label += f"{unit_of(doc.kind)}s {page_ranges(window)}"
-                requests.append(Request((doc.id,), {doc.id: window}, k - 1, label, part, k if several else None))
+                index = k if several else None
+                requests.append(Request((doc.id,), {doc.id: window}, k - 1, label, part, index, tokens))
         return readings, requests
 
     def _searched(
@@ -264,7 +357,24 @@ class LongQuestion:
             label = "; ".join(f"D{k} {page_ranges(by_doc[d.id])}" for k, d in enumerate(rows, 1) if by_doc[d.id])
         else:
             label = f"{unit_of(rows[0].kind)}s {page_ranges(by_doc[rows[0].id])}"
-        return readings, [Request(tuple(d.id for d in rows), by_doc, None, label, part)]
+        tokens = measure.tokens(rows, by_doc, part)
+        return readings, [Request(tuple(d.id for d in rows), by_doc, None, label, part, tokens=tokens)]
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """A question checked and ready to plan: its documents, history and settings, and the measure of
+    its requests against the model's context (None: a model server's context is its own)."""
+
+    document_ids: list[int]
+    question: str
+    history: list[Message]
+    rows: list[DocumentRow]
+    selections: dict[int, tuple[int, ...]]
+    think: bool
+    answer_tokens: int
+    who: ModelIdentity
+    measure: _Measure | None
 
 
 class _Measure:

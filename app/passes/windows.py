@@ -23,6 +23,7 @@ class Windows:
 
     windows: tuple[tuple[int, ...], ...]
     too_long: tuple[int, ...] = ()
+    tokens: tuple[int, ...] = ()  # each window's exact prompt tokens (what reading it costs)
 
 
 def plan_windows(
@@ -40,6 +41,7 @@ def plan_windows(
     never cuts the only reading of a clause; a page that alone exceeds the limit is named, never
     dropped in silence."""
     windows: list[tuple[int, ...]] = []
+    counted: list[int] = []
     too_long: list[int] = []
     covered = -1  # index of the last page read (or found too long)
     start = 0
@@ -63,9 +65,10 @@ def plan_windows(
             too_long.append(window[0])
         else:
             windows.append(window)
+            counted.append(tokens)
         covered = last
         start = max(last + 1 - overlap, start + 1) if tokens <= limit else last + 1
-    return Windows(tuple(windows), tuple(too_long))
+    return Windows(tuple(windows), tuple(too_long), tuple(counted))
 
 
 def _excess_pages(window: tuple[int, ...], cost: Mapping[int, float], excess: int) -> int:

@@ -76,9 +76,40 @@ class ConversationRow:
     matter_id: int | None = None
 
 
+@dataclass(frozen=True)
+class AnswerFigures:
+    """What a model's last answers took on this computer (all 0: it has answered nothing yet): the
+    tokens it read and the milliseconds reading them, the tokens it wrote and the milliseconds writing."""
+
+    read_tokens: int = 0
+    read_ms: float = 0.0
+    answers: int = 0  # answers that wrote something
+    written_tokens: int = 0
+    write_ms: float = 0.0
+
+
 class Conversations:
     def __init__(self, db: Database) -> None:
         self.db = db
+
+    def answer_figures(self, model_sha256: str, answers: int = 20) -> AnswerFigures:
+        """The reading and writing of this model's last answers that read or wrote something."""
+        row = self.db.execute(
+            "SELECT sum(CASE WHEN ms > 0 AND read > 0 THEN read END), sum(CASE WHEN ms > 0 AND read > 0 THEN ms END), "
+            "count(CASE WHEN gen_ms > 0 AND written > 0 THEN 1 END), "
+            "sum(CASE WHEN gen_ms > 0 AND written > 0 THEN written END), "
+            "sum(CASE WHEN gen_ms > 0 AND written > 0 THEN gen_ms END) "
+            "FROM (SELECT prompt_tokens - coalesce(cached_tokens, 0) AS read, prefill_ms AS ms, "
+            "completion_tokens AS written, generate_ms AS gen_ms FROM messages "
+            "WHERE model_sha256 = ? AND role = 'assistant' AND (prefill_ms > 0 OR generate_ms > 0) "
+            "ORDER BY id DESC LIMIT ?)",
+            [model_sha256, answers],
+        ).fetchone()
+        if row is None:
+            return AnswerFigures()
+        return AnswerFigures(
+            int(row[0] or 0), float(row[1] or 0.0), int(row[2] or 0), int(row[3] or 0), float(row[4] or 0.0)
+        )
 
     def reading_speed(self, model_sha256: str, answers: int = 20) -> float:
         """Tokens read per second by this model in the last answers that read something (0: none yet)."""

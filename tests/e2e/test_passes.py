@@ -84,7 +84,14 @@ def test_a_document_too_long_is_read_in_passes_that_cover_every_page(starter_hom
     code, out, err = run_folio("ask", str(pdf), "When is batch 7 delivered?")
     refused = [line for line in err.splitlines() if line.startswith("folio: error:")]
     assert code == 1 and len(refused) == 1 and "but your context limit holds 1,024" in refused[0], err
-    assert "--strategy passes" in refused[0]
+    # Each reading with how long it takes; nothing was read with the model here yet, so no number.
+    unknown = "time unknown until Folio has read a document with this model"
+    offered = re.search(
+        rf"--strategy passes \(every page, in passes: (\d+) parts, {unknown}\), --strategy search \(the pages a "
+        rf"word search ranks highest: one pass, {unknown}\) or --pages LIST$",
+        refused[0],
+    )
+    assert offered, refused[0]
 
     code, out, err = run_folio("ask", "--strategy", "passes", str(pdf), "When is batch 7 delivered?")
     assert code == 0, err
@@ -100,6 +107,17 @@ def test_a_document_too_long_is_read_in_passes_that_cover_every_page(starter_hom
     assert re.search(r"part \d+ of \d+: pages 1-\d+", err)  # progress, pass by pass
     rows = [line for line in answer["text"].splitlines() if re.match(r"\| \d+-\d+ \|", line)]
     assert len(rows) == len(windows)  # one row per pass, each with its finding or "found nothing"
+    assert int(offered.group(1)) == len(windows)  # the parts estimated were the passes read
+
+    # That answer measured the model's reading and writing here: asked again, each reading has a time.
+    code, _out, err = run_folio("ask", str(pdf), "When is batch 5 delivered?")
+    refused = [line for line in err.splitlines() if line.startswith("folio: error:")]
+    timed = r"about \d+(\.\d)? (s|min|h) on this computer"
+    assert code == 1 and re.search(
+        rf"\(every page, in passes: {len(windows)} parts, {timed}\), --strategy search \(the pages a word "
+        rf"search ranks highest: one pass, {timed}\)",
+        refused[0],
+    ), err
 
 
 def test_pages_limit_what_is_read_and_the_footer_says_so(starter_home: Path, tmp_path: Path) -> None:
@@ -179,6 +197,40 @@ def test_documents_that_do_not_fit_together_are_answered_one_by_one(starter_home
     ctx.close()
 
 
+def test_the_estimate_of_documents_one_by_one_counts_what_was_read_ahead(starter_home: Path, tmp_path: Path) -> None:
+    from app.caches import Readings
+    from app.chat import ChatService
+    from app.context import open_app
+    from app.passes.service import LongQuestion
+    from app.reading import read_document
+
+    _settings(starter_home)
+    ctx = open_app()
+    long = LongQuestion(ChatService(ctx))
+    question = "When is batch 2 delivered?"
+    try:
+        supply = ctx.library.add(make_text_pdf(tmp_path / "supply.pdf", _pages("supplier", 4))).document
+        service = ctx.library.add(make_text_pdf(tmp_path / "service.pdf", _pages("contractor", 4))).document
+        cold = long.estimate([supply.id, service.id], question)
+        stats = read_document(ctx, long.session, supply.id, lambda _p: None)  # as read-ahead reads it
+        warm = long.estimate([supply.id, service.id], question)
+        model = ctx.models.active_sha256(ctx.settings)
+        kept = Readings(ctx.paths).state(model, supply.sha256)
+    finally:
+        long.chat.close()
+        ctx.close()
+    # Nothing measured before the read; each document whole, one part each, then the merged answer.
+    assert (cold.passes.parts, cold.passes.answers, cold.passes.kept_tokens) == (2, 3, 0)
+    assert cold.passes.words() == "time unknown until Folio has read a document with this model"
+    # The read kept the first document's state, and measured how fast the model reads here.
+    assert kept.kind == "ready" and warm.passes.kept_tokens == kept.done > 0
+    assert warm.passes.prompt_tokens == cold.passes.prompt_tokens
+    read = stats.prompt_tokens - stats.cached_tokens
+    assert warm.passes.speed.read_per_s == pytest.approx(read / (stats.prefill_ms / 1000))
+    assert re.fullmatch(r"about \d+ s of reading on this computer, then writing 3 answers", warm.passes.words())
+    assert warm.search.kept_tokens == 0  # the search reads pages of both in one request: nothing kept
+
+
 def test_a_stop_between_passes_keeps_the_passes_done(starter_home: Path, tmp_path: Path) -> None:
     from app.chat import ChatEvent, ChatService
     from app.context import open_app
@@ -217,6 +269,8 @@ def test_a_stop_between_passes_keeps_the_passes_done(starter_home: Path, tmp_pat
     long = LongQuestion(ChatService(ctx))
     said: list[str] = []
     try:
+        # The estimate counts only the passes still to ask: the one kept is not asked again.
+        ahead = long.estimate([doc.id], "When is batch 7 delivered?").passes
         again = long.ask(
             [doc.id],
             "When is batch 7 delivered?",
@@ -229,6 +283,8 @@ def test_a_stop_between_passes_keeps_the_passes_done(starter_home: Path, tmp_pat
         long.chat.close()
         ctx.close()
     assert again.status == "complete"
+    total = re.search(r"in 1 of (\d+) passes", footer)
+    assert total and ahead.parts == int(total.group(1)) - 1, ahead
     first = [t for t in said if t.startswith("part 1 of ")]
     assert len(first) == 1 and first[0].endswith("kept from an earlier reading"), said  # not asked again
     assert [t for t in said if t.startswith("part 2 of ")][-1].endswith(("answered", "found nothing"))

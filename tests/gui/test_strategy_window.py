@@ -1,9 +1,11 @@
 """A question whose document does not fit the model's context, in the real window with the REAL starter
 model and a context limit far below the document: the refusal is shown, the window offers to read it
-another way, and the answer read in passes (or by the pages the user names) says what was read."""
+another way, each reading with how long it would take on this computer (unknown before the model has
+read anything here), and the answer read in passes (or by the pages the user names) says what was read."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -52,10 +54,18 @@ def test_a_document_too_big_is_offered_passes_and_the_answer_says_what_was_read(
     dialog = _ask(qtbot, window, "When is batch 7 delivered?")
     assert "context limit holds 1,024" in window.chat.transcript_text()  # the refusal, in the chat
     assert dialog.passes.text() == "Read all 8 pages, in passes"
+    # A fresh home: the model has read nothing on this computer, so no time is made up.
+    unknown = "time unknown until Folio has read a document with this model"
+    planned = re.fullmatch(rf"(\d+) parts, {unknown}", dialog.passes_time.text())
+    assert planned, dialog.passes_time.text()
+    assert dialog.search_time.text() == f"one pass, {unknown}"
+    assert dialog.passes.accessibleDescription() == dialog.passes_time.text()
+    assert dialog.passes_time.isVisible() and dialog.search_time.isVisible()
     dialog.passes.click()
     answer = _answered(qtbot, window)
     footer = answer.text.splitlines()[-1]
     assert footer.startswith("Read: pages 1-8 in ") and " passes: pages 1-" in footer, footer
+    assert f" in {planned.group(1)} passes: " in footer  # the parts estimated are the passes read
     shown = window.chat.transcript_text()
     assert "context limit holds" not in shown and shown.count("When is batch 7 delivered?") == 1
     assert footer in shown
@@ -82,10 +92,14 @@ def test_pages_the_user_names_are_checked_then_read(tight_context: Path, window,
     assert answer.text.splitlines()[-1] == "Read: pages 2-3 of 8 (chosen by the user); not read: the other 6 pages."
 
     # Regenerate: the question does not fit again, so the window offers the readings again; the old
-    # answer stays (stored and on screen) until the new reply is stored in its place.
+    # answer stays (stored and on screen) until the new reply is stored in its place. That answer
+    # measured how fast this computer reads and writes with the model: each reading now has a time.
     window.chat.regenerate_button.click()
     again = _wait_dialog(qtbot, window)
     assert window.conversations.message(answer.id).text == answer.text  # not dropped by the refusal
+    timed = r"about \d+(\.\d)? (s|min|h) on this computer"
+    assert re.fullmatch(rf"\d+ parts, {timed}", again.passes_time.text()), again.passes_time.text()
+    assert re.fullmatch(rf"one pass, {timed}", again.search_time.text()), again.search_time.text()
     again.page_list.setText("2-3")
     QTest.keyClick(again.page_list, Qt.Key.Key_Return)
     replaced = _answered(qtbot, window)
