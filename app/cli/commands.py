@@ -327,8 +327,9 @@ def _cmd_add(ctx: AppContext, args: argparse.Namespace) -> int:
 
             verb += f", now also in matter {Matters(ctx.db).by_id(ctx.matter_id).name!r}"
         print(f"{verb}: #{doc.id} {doc.title} ({_extent(doc)}, ~{doc.token_estimate:,} tokens)")
-    if folders:  # a folder's files scroll past: the count says how it went
-        print(f"{len(files)} file(s): {added} added, {already} already in the library, {failures} not added")
+    if folders and files:  # a folder's files scroll past: the count says how they went (an empty folder: its line)
+        not_added = len(files) - added - already
+        print(f"{len(files)} file(s): {added} added, {already} already in the library, {not_added} not added")
     return 1 if failures else 0
 
 

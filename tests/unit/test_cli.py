@@ -163,5 +163,6 @@ def test_add_a_folder_adds_every_file_in_it_and_counts(tmp_path: Path, folio_hom
     empty.mkdir()
     code, out, err = run_folio("add", str(empty))
     assert code == 1 and err.strip() == f"folio: error: {empty}: the folder holds no files to add"
+    assert out == ""  # no count of files that were never there
     db = sqlite3.connect(folio_home / "data" / "folio.sqlite3")
     assert db.execute("SELECT count(*) FROM documents").fetchone()[0] == 2
