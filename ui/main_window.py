@@ -59,7 +59,7 @@ from ui.status_bar import StatusWidgets
 from ui.strategy_dialog import ReadingChoice, StrategyDialog
 from ui.viewer_panel import DocumentViewer
 from ui.window_state import FIRST_DOCUMENT_HINT, WindowState
-from ui.wording import shortened
+from ui.wording import shortened, without_advice
 from ui.work_menu import WorkMenu
 from ui.workers import (
     NAMES_STOPPED,
@@ -860,8 +860,11 @@ class MainWindow(QMainWindow):
             self._offer_readings(asked, reason, estimates)
 
     def _on_does_not_fit(self, job: AskJob, reason: str, estimates: ReadingEstimates | None) -> None:
-        self.chat.fail_answer(reason)  # what stays on screen if no other reading is chosen
-        self.statusBar().showMessage(reason, 10000)
+        # What stays on screen if no other reading is chosen. Not the command line's "select fewer
+        # pages" advice: the dialog that follows offers the ways on (and a long status line was cut).
+        why = without_advice(reason)
+        self.chat.fail_answer(why)
+        self.statusBar().showMessage("The selection does not fit the model's context: choose how to read it", 10000)
         self._offer = (job, reason, estimates)
 
     def _offer_readings(self, job: AskJob, reason: str, estimates: ReadingEstimates | None) -> StrategyDialog:

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from app.pages import parse_pages
 from app.passes.estimate import ReadingEstimate, ReadingEstimates
+from ui.wording import without_advice
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,7 @@ class StrategyDialog(QDialog):
         self.setWindowTitle("The selection does not fit")
         self.setAccessibleName("The selection does not fit the model's context")
         layout = QVBoxLayout(self)
-        # The planner's line ends by telling a command-line user to select less; here the choices follow.
-        why = reason.split("; select fewer", 1)[0]
+        why = without_advice(reason)  # the choices follow instead
         said = QLabel(f"{why[:1].upper()}{why[1:]}.\n\nHow should Folio read it?")
         said.setWordWrap(True)
         layout.addWidget(said)

@@ -18,3 +18,9 @@ def shortened(name: str, chars: int = 40) -> str:
         return name
     head = (chars - 1) // 2
     return f"{name[:head]}…{name[len(name) - (chars - 1 - head) :]}"
+
+
+def without_advice(reason: str) -> str:
+    """A core refusal without its command-line advice ("...; select fewer pages or documents"): the
+    window offers its own ways on (the strategy dialog), so the advice would contradict them."""
+    return reason.split("; select fewer", 1)[0]

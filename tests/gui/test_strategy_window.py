@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QLabel
 
 from tests.e2e.test_passes import _long_pdf, _settings
 
@@ -52,7 +53,11 @@ def test_a_document_too_big_is_offered_passes_and_the_answer_says_what_was_read(
     window.library.select(doc.id)
 
     dialog = _ask(qtbot, window, "When is batch 7 delivered?")
-    assert "context limit holds 1,024" in window.chat.transcript_text()  # the refusal, in the chat
+    shown = window.chat.transcript_text()
+    assert "context limit holds 1,024" in shown  # the refusal, in the chat
+    # Without the command line's advice to select fewer pages: the dialog offers the ways on.
+    assert "select fewer" not in shown and "select fewer" not in dialog.findChild(QLabel).text()
+    assert window.statusBar().currentMessage().endswith(": choose how to read it")
     assert dialog.passes.text() == "Read all 8 pages, in passes"
     # A fresh home: the model has read nothing on this computer, so no time is made up.
     unknown = "time unknown until Folio has read a document with this model"
