@@ -588,24 +588,37 @@ def _write_tracked(
         closing = paragraph._p[-1] if len(paragraph._p) else None  # the paragraph's last revision or run
         for change, start, end in ranges:
             ends = _comment_around(document, start, end, _xml_text(comments[change]), author, initials)  # type: ignore[index]
-            if end is closing and k in tracked_marks:  # the range holds the paragraph mark tracked with it
-                carried += ends
+            if end is closing and any(_gone(pieces, kind) for kind in tracked_marks.get(k, ())):
+                carried += ends  # the paragraph goes with its own mark: the range holds the mark too
 
 
 def _tracked_marks(paragraphs: list[Paragraph]) -> dict[int, list[str]]:
-    """Paragraph -> the revisions of its paragraph mark ('del', 'ins'): one mark goes for each paragraph
-    that is empty once every change is accepted (or rejected), so no empty paragraph is left. A paragraph
-    gives its own mark, except at the end, where the last mark cannot go: a run of such paragraphs there
-    takes the marks before them (Word's own way when the end of a document is deleted or typed)."""
+    """Paragraph -> the revisions of its paragraph mark ('ins', 'del'): one mark goes for each paragraph
+    that is empty once every change is rejected (accepted), so no empty paragraph is left. Taking its
+    own mark joins the paragraph to the next one, taking the mark before joins the previous one to it:
+    either leaves its neighbour's text alone. The document's last mark cannot go, so a run of such
+    paragraphs at the end takes the marks before them (Word's own way when the end of a document is
+    deleted or typed); and a mark is tracked as both only when nothing else will do, since LibreOffice
+    reads such a mark as deleted only."""
     out: dict[int, list[str]] = {}
-    for kind, kept in (("del", ("same", "inserted", "break")), ("ins", ("same", "deleted", "break"))):
-        gone = [bool(p) and not any(x.kind in kept for x in p) for p in paragraphs]
-        tail = len(gone) - next((k for k in range(len(gone) - 1, -1, -1) if not gone[k]), -1) - 1
-        for k, empty in enumerate(gone):
-            mark = k - 1 if k >= len(gone) - tail else k  # the trailing run shifts to the marks before it
-            if empty and mark >= 0:
+    last = len(paragraphs) - 1
+    for kind in ("ins", "del"):
+        taken: set[int] = set()
+        for k in range(last, -1, -1):  # from the end, so a run there shifts back one mark each
+            if not _gone(paragraphs[k], kind):
+                continue
+            free = [m for m in (k, k - 1) if 0 <= m < last and m not in taken]
+            mark = next((m for m in free if m not in out), free[0] if free else None)
+            if mark is not None:
+                taken.add(mark)
                 out.setdefault(mark, []).append(kind)
     return out
+
+
+def _gone(pieces: Paragraph, kind: str) -> bool:
+    """The paragraph is all insertion ('ins') or all deletion ('del'): empty once that is rejected or
+    accepted."""
+    return bool(pieces) and all(p.kind == ("inserted" if kind == "ins" else "deleted") for p in pieces)
 
 
 def _tracked_mark(paragraph: Any, kind: str, revision: int, stamp: str, author: str) -> None:
@@ -619,11 +632,7 @@ def _tracked_mark(paragraph: Any, kind: str, revision: int, stamp: str, author: 
         run_properties = OxmlElement("w:rPr")
         properties.append(run_properties)  # last in w:pPr: our paragraphs have no w:sectPr or w:pPrChange
     attrs = {qn("w:id"): str(revision), qn("w:author"): author, qn("w:date"): stamp}
-    mark = OxmlElement(f"w:{kind}", attrs=attrs)
-    if kind == "ins":
-        run_properties.insert(0, mark)  # the schema's order: w:ins before w:del
-    else:
-        run_properties.append(mark)
+    run_properties.append(OxmlElement(f"w:{kind}", attrs=attrs))  # 'ins' comes first: the schema's order
 
 
 def _comment_around(document: Any, first: Any, last: Any, text: str, author: str, initials: str) -> list[Any]:
