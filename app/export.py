@@ -541,18 +541,28 @@ def _write_tracked(
     first: int = 1,
     *,
     spaced: bool = True,
+    shared: dict[int, int] | None = None,
+    marks: bool = False,
 ) -> None:
     """Paragraphs of pieces as Word paragraphs: unchanged words as runs, insertions and deletions as
     revisions by `author`, a note as a comment on the run before it; `comments` (change number -> text):
-    a comment around each such change's revisions. Revision ids count from `first`. Pieces are joined by a
-    space unless `spaced` is false (pieces that carry their own spacing, cut from the text as it is)."""
+    a comment around each such change's revisions, and (`shared`: change -> owner) around the owner's
+    first revision for a change that has none of its own. Revision ids count from `first`. Pieces are
+    joined by a space unless `spaced` is false (pieces that carry their own spacing, cut from the text as
+    it is). With `marks`, a paragraph that is all deletion (or all insertion) has a paragraph mark tracked
+    as deleted (inserted) too, so accepting (rejecting) every change leaves no empty paragraph."""
     from datetime import UTC, datetime
 
     stamp = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     revision = first - 1
     initials = "".join(w[0] for w in author.split()).upper()
-    for pieces in paragraphs:
+    tracked_marks = _tracked_marks(paragraphs) if marks else {}
+    carried: list[Any] = []  # comment ends to open the next paragraph with: after a tracked paragraph mark
+    for k, pieces in enumerate(paragraphs):
         paragraph = document.add_paragraph()
+        for element in carried:
+            paragraph._p.append(element)
+        carried = []
         spans: dict[int, list[Any]] = {}
         for n, piece in enumerate(pieces):
             if piece.kind == "break":  # a heading on its own line, as the document prints it
@@ -570,13 +580,65 @@ def _write_tracked(
                 wrapper = _tracked(paragraph, piece.kind, _xml_text(piece.text), revision, stamp, author)
                 if comments is not None and piece.change in comments:
                     spans.setdefault(piece.change, []).append(wrapper)
-        for change, wrappers in spans.items():
-            _comment_around(document, wrappers[0], wrappers[-1], _xml_text(comments[change]), author, initials)  # type: ignore[index]
+        for kind in tracked_marks.get(k, ()):
+            revision += 1
+            _tracked_mark(paragraph, kind, revision, stamp, author)
+        ranges = [(c, w[0], w[-1]) for c, w in spans.items()]
+        ranges += [(c, spans[o][0], spans[o][0]) for c, o in (shared or {}).items() if o in spans]
+        closing = paragraph._p[-1] if len(paragraph._p) else None  # the paragraph's last revision or run
+        for change, start, end in ranges:
+            ends = _comment_around(document, start, end, _xml_text(comments[change]), author, initials)  # type: ignore[index]
+            if end is closing and any(_gone(pieces, kind) for kind in tracked_marks.get(k, ())):
+                carried += ends  # the paragraph goes with its own mark: the range holds the mark too
 
 
-def _comment_around(document: Any, first: Any, last: Any, text: str, author: str, initials: str) -> None:
+def _tracked_marks(paragraphs: list[Paragraph]) -> dict[int, list[str]]:
+    """Paragraph -> the revisions of its paragraph mark ('ins', 'del'): one mark goes for each paragraph
+    that is empty once every change is rejected (accepted), so no empty paragraph is left. Taking its
+    own mark joins the paragraph to the next one, taking the mark before joins the previous one to it:
+    either leaves its neighbour's text alone. The document's last mark cannot go, so a run of such
+    paragraphs at the end takes the marks before them (Word's own way when the end of a document is
+    deleted or typed); and a mark is tracked as both only when nothing else will do, since LibreOffice
+    reads such a mark as deleted only."""
+    out: dict[int, list[str]] = {}
+    last = len(paragraphs) - 1
+    for kind in ("ins", "del"):
+        taken: set[int] = set()
+        for k in range(last, -1, -1):  # from the end, so a run there shifts back one mark each
+            if not _gone(paragraphs[k], kind):
+                continue
+            free = [m for m in (k, k - 1) if 0 <= m < last and m not in taken]
+            mark = next((m for m in free if m not in out), free[0] if free else None)
+            if mark is not None:
+                taken.add(mark)
+                out.setdefault(mark, []).append(kind)
+    return out
+
+
+def _gone(pieces: Paragraph, kind: str) -> bool:
+    """The paragraph is all insertion ('ins') or all deletion ('del'): empty once that is rejected or
+    accepted."""
+    return bool(pieces) and all(p.kind == ("inserted" if kind == "ins" else "deleted") for p in pieces)
+
+
+def _tracked_mark(paragraph: Any, kind: str, revision: int, stamp: str, author: str) -> None:
+    """The paragraph mark itself as a revision (w:pPr/w:rPr/w:del or w:ins; python-docx has no API)."""
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    properties = paragraph._p.get_or_add_pPr()
+    run_properties = properties.find(qn("w:rPr"))
+    if run_properties is None:
+        run_properties = OxmlElement("w:rPr")
+        properties.append(run_properties)  # last in w:pPr: our paragraphs have no w:sectPr or w:pPrChange
+    attrs = {qn("w:id"): str(revision), qn("w:author"): author, qn("w:date"): stamp}
+    run_properties.append(OxmlElement(f"w:{kind}", attrs=attrs))  # 'ins' comes first: the schema's order
+
+
+def _comment_around(document: Any, first: Any, last: Any, text: str, author: str, initials: str) -> list[Any]:
     """A Word comment whose range holds the revisions from `first` to `last` (python-docx anchors
-    comments on plain runs only; a change's runs sit inside w:del and w:ins)."""
+    comments on plain runs only; a change's runs sit inside w:del and w:ins). Returns the range's end
+    and the comment's reference run, which the caller may move on past a tracked paragraph mark."""
     from docx.oxml import OxmlElement
     from docx.oxml.ns import qn
 
@@ -586,7 +648,9 @@ def _comment_around(document: Any, first: Any, last: Any, text: str, author: str
     end = OxmlElement("w:commentRangeEnd", attrs={qn("w:id"): number})
     first.addprevious(start)
     last.addnext(end)
-    end.addnext(OxmlElement("w:r")._new_comment_reference_run(comment.comment_id))
+    reference = OxmlElement("w:r")._new_comment_reference_run(comment.comment_id)
+    end.addnext(reference)
+    return [end, reference]
 
 
 def _redline_summary(document: Any, redline: Redline, written: Summary) -> None:
@@ -688,7 +752,8 @@ def review_docx(review: PlaybookReview, blocks: Sequence[TextBlock]) -> bytes:
              f"{edits.unplaced} clause(s) Folio could not place in the text" if edits.unplaced else ""]  # fmt: skip
     if any(after):  # a missing clause is added, not lost: said apart from one Folio failed to find
         document.add_paragraph(f"The proposed wording for {' and '.join(a for a in after if a)} follows the text.")
-    _write_tracked(document, edits.paragraphs, PLAYBOOK_AUTHOR, edits.comments, first=_FIRST_REVISION, spaced=False)
+    _write_tracked(document, edits.paragraphs, PLAYBOOK_AUTHOR, edits.comments, first=_FIRST_REVISION, spaced=False,
+                   shared=edits.shared, marks=True)  # fmt: skip
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()

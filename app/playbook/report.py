@@ -6,7 +6,12 @@ with the playbook's standard wording: the clause tracked as deleted, the wording
 often a fragment of a sentence and the wording whole sentences, so the edit takes the whole sentence(s)
 holding the quote, never more than its paragraph: accepting every change reads as clean text, rejecting
 every change gives the paragraph back as it was, character for character (the pieces carry their own
-spacing; a clause removed without wording takes the space that separated it with it). A clause
+spacing; a clause removed without wording takes the space that separated it with it). Findings whose
+sentences overlap (two rules quoting one sentence) change it once: one deletion, then each finding's
+wording inserted in the findings' order, each its own change with its own comment, so accepting all never
+writes the sentence's replacement twice and rejecting all never deletes it twice. A paragraph removed
+whole has its paragraph mark tracked as deleted too (the .docx writer's part), so accepting all leaves no
+empty paragraph where it was. A clause
 that is missing, or whose words Folio cannot place in one paragraph, is proposed as an inserted paragraph
 after the contract's text, and its comment says so. The layout is app.compare.tracked's (pieces that are
 the same, inserted or deleted, each numbered by its change), so the .docx writer is the redline's.
@@ -16,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.compare.tracked import Paragraph, Piece
 from app.playbook.book import Rule
@@ -38,46 +43,111 @@ class Edits:
     comments: dict[int, str]  # change number -> its comment: the rule and the reason
     placed: int  # edits placed on the clause they change
     unplaced: int  # edits whose quoted clause Folio could not find in the text: proposed after it
+    shared: dict[int, int] = field(default_factory=dict)  # a removal with no revision of its own -> the
+    # change whose deletion it shares (two findings removing one sentence): its comment marks that deletion
 
 
-def comment_text(rule: Rule, finding: Finding, *, placed: bool = True) -> str:
+@dataclass
+class _Span:
+    """Sentences of one paragraph that one or more findings change: deleted once, then each finding's
+    wording inserted in the findings' order."""
+
+    start: int
+    end: int
+    changes: list[int]
+
+
+def comment_text(rule: Rule, finding: Finding, *, placed: bool = True, also: Sequence[str] = ()) -> str:
     where = f" ({finding.where})" if finding.where else ""
     unplaced = "" if placed else f" Folio could not place the clause{where} in the text: the wording is proposed here."
-    return f"{rule.name}: {finding.verdict_text}. {finding.reason} Position: {rule.position}{unplaced}"
+    shared = ""
+    if also:
+        shared = (f" The same sentence is also changed for {', '.join(also)}: it is deleted once, and each "
+                  "finding's wording is inserted after it in turn.")  # fmt: skip
+    return f"{rule.name}: {finding.verdict_text}. {finding.reason} Position: {rule.position}{unplaced}{shared}"
 
 
 def tracked_edits(review: PlaybookReview, blocks: Sequence[TextBlock]) -> Edits:
     blocks = [TextBlock(b.page, b.text.strip()) for b in blocks]
-    cuts: dict[int, list[tuple[int, int, int]]] = {}  # block -> (start, end, change)
+    found: dict[int, list[tuple[int, int, int]]] = {}  # block -> (start, end, change) of the sentence(s)
     comments: dict[int, str] = {}
     added: list[Paragraph] = []
     proposals = review.proposed()
     for change, (rule, finding) in enumerate(proposals):
-        spot = _locate(finding, blocks, bool(rule.proposed_wording)) if finding.quote else None
-        if spot is not None and not any(s < spot[2] and spot[1] < e for s, e, _ in cuts.get(spot[0], [])):
-            cuts.setdefault(spot[0], []).append((spot[1], spot[2], change))
-            comments[change] = comment_text(rule, finding)
+        spot = _locate(finding, blocks) if finding.quote else None
+        if spot is not None:
+            found.setdefault(spot[0], []).append((spot[1], spot[2], change))
             continue
         comments[change] = comment_text(rule, finding, placed=finding.quote == "")
         if rule.proposed_wording:
             added.append([Piece("inserted", rule.proposed_wording.strip(), change)])
     paragraphs: list[Paragraph] = []
+    shared: dict[int, int] = {}
     for index, block in enumerate(blocks):
-        text = block.text
-        pieces: Paragraph = []
-        at = 0
-        for start, end, change in sorted(cuts.get(index, [])):
-            pieces.append(Piece("same", text[at:start]))
-            pieces.append(Piece("deleted", text[start:end], change))
-            wording = proposals[change][0].proposed_wording.strip()
-            if wording:
-                pieces.append(Piece("inserted", wording, change))
-            at = end
-        pieces.append(Piece("same", text[at:]))
-        paragraphs.append([p for p in pieces if p.text])
-    placed = sum(len(v) for v in cuts.values())
+        wordings = {c: proposals[c][0].proposed_wording.strip() for _s, _e, c in found.get(index, [])}
+        spans = _spans(block.text, found.get(index, []), wordings)
+        for span in spans:
+            for change in span.changes:
+                rule, finding = proposals[change]
+                also = [proposals[c][0].name for c in span.changes if c != change]
+                comments[change] = comment_text(rule, finding, also=also)
+                if change != span.changes[0] and not wordings[change]:
+                    shared[change] = span.changes[0]
+        paragraphs.append(_edited(block.text, spans, wordings))
+    placed = sum(len(v) for v in found.values())
     unplaced = sum(1 for _rule, f in proposals if f.quote) - placed  # a missing clause has no place to find
-    return Edits(paragraphs + added, comments, placed, unplaced)
+    return Edits(paragraphs + added, comments, placed, unplaced, shared)
+
+
+def _spans(text: str, found: list[tuple[int, int, int]], wordings: dict[int, str]) -> list[_Span]:
+    """The findings' sentence spans in one paragraph, overlapping ones made one (two findings quoting
+    one sentence change it once, not twice). A span only removed, without wording, takes the space that
+    separated it (after it, or before it at the paragraph's end) so the sentences around still read apart;
+    removals with only spaces between them are one span first, so they do not both take that space."""
+    spans: list[_Span] = []
+    for start, end, change in sorted(found):
+        if spans and start < spans[-1].end:
+            spans[-1].end = max(spans[-1].end, end)
+            spans[-1].changes.append(change)
+        else:
+            spans.append(_Span(start, end, [change]))
+    for span in spans:
+        span.changes.sort()  # the findings' order, which is the playbook's
+
+    def removal(span: _Span) -> bool:
+        return not any(wordings[c] for c in span.changes)
+
+    joined: list[_Span] = []
+    for span in spans:
+        last = joined[-1] if joined else None
+        if last and removal(last) and removal(span) and not text[last.end : span.start].strip():
+            joined[-1] = _Span(last.start, span.end, sorted(last.changes + span.changes))
+        else:
+            joined.append(span)
+    for span in joined:
+        if removal(span):
+            after = len(text) - len(text[span.end :].lstrip())
+            if after < len(text):
+                span.end = after
+            else:
+                span.start = len(text[: span.start].rstrip())
+    return joined
+
+
+def _edited(text: str, spans: list[_Span], wordings: dict[int, str]) -> Paragraph:
+    """The paragraph's text with each span deleted (under its first finding's change) and the wordings
+    inserted after it, one change each, a space before every wording but the first."""
+    pieces: Paragraph = []
+    at = 0
+    for span in spans:
+        pieces.append(Piece("same", text[at : span.start]))
+        pieces.append(Piece("deleted", text[span.start : span.end], span.changes[0]))
+        inserted = [c for c in span.changes if wordings[c]]
+        for n, change in enumerate(inserted):
+            pieces.append(Piece("inserted", (" " if n else "") + wordings[change], change))
+        at = span.end
+    pieces.append(Piece("same", text[at:]))
+    return [p for p in pieces if p.text]
 
 
 def accepted_text(paragraph: Paragraph) -> str:
@@ -90,24 +160,18 @@ def rejected_text(paragraph: Paragraph) -> str:
     return "".join(p.text for p in paragraph if p.kind in ("same", "deleted"))
 
 
-def _locate(finding: Finding, blocks: Sequence[TextBlock], replaced: bool) -> tuple[int, int, int] | None:
+def _locate(finding: Finding, blocks: Sequence[TextBlock]) -> tuple[int, int, int] | None:
     """(block, start, end) of the whole sentence(s) holding the quoted clause (its words in order, any
-    spacing or case; its page first). A clause removed without wording (`replaced` false) takes the space
-    after it, or before it at the paragraph's end, so that the sentences around it still read apart."""
+    spacing or case; its page first)."""
     words = finding.quote.split()
     if not words:
         return None
     pattern = re.compile(r"\s+".join(re.escape(w) for w in words), re.IGNORECASE)
     order = sorted(range(len(blocks)), key=lambda i: blocks[i].page != finding.page)
     for i in order:
-        text = blocks[i].text
-        match = pattern.search(text)
+        match = pattern.search(blocks[i].text)
         if match:
-            start, end = sentence_span(text, match.start(), match.end())
-            if not replaced:
-                after = len(text) - len(text[end:].lstrip())
-                start, end = (start, after) if after < len(text) else (len(text[:start].rstrip()), end)
-            return i, start, end
+            return (i, *sentence_span(blocks[i].text, match.start(), match.end()))
     return None
 
 

@@ -231,8 +231,9 @@ def _docx_changes(path: Path) -> tuple[list[str], list[str], str]:
     with zipfile.ZipFile(path) as z:
         body = z.read("word/document.xml").decode()
         comments = z.read("word/comments.xml").decode() if "word/comments.xml" in z.namelist() else ""
-    inserted = re.findall(r'<w:ins [^>]*w:author="([^"]+)"', body)
-    deleted = re.findall(r'<w:del [^>]*w:author="([^"]+)"', body)
+    # Revisions around text: a paragraph mark tracked with an added paragraph (<w:ins .../>) is no change
+    inserted = re.findall(r'<w:ins [^>]*w:author="([^"]+)"[^>]*(?<!/)>', body)
+    deleted = re.findall(r'<w:del [^>]*w:author="([^"]+)"[^>]*(?<!/)>', body)
     return inserted + deleted, re.findall(r"<w:comment ", comments), comments
 
 
@@ -290,6 +291,9 @@ def test_libreoffice_reads_back_one_tracked_change_and_one_comment_per_accepted_
     assert shown == expected and len(read.comments) == len(read.changes) == 2 and not read.outside
     assert {c.author for c in read.comments} | {ch.author for ch in read.changes.values()} == {AUTHOR}
     assert all(": missing. No " in c.text for c in read.comments)  # the verdict and the reason, in words
+    # The added clauses are new paragraphs: rejected, they leave no empty paragraph after the contract.
+    added = [book.rule(k).proposed_wording for k in accepted]
+    assert read.accepted[-2:] == added and read.rejected[-1] not in added and "" not in read.rejected
 
 
 def test_a_failed_review_says_why_in_one_line_and_frees_the_engine(  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from app.extraction.cells import CUT_OFF, Cell
 from app.playbook.book import PlaybookStore
 from app.playbook.report import TextBlock, accepted_text, markdown, rejected_text, sentence_span, tracked_edits
 from app.playbook.review import ACCEPTED, REJECTED, Finding, PlaybookReview, judge
-from tests.fixtures.office import libreoffice_read_back, soffice
+from tests.fixtures.office import libreoffice_read_back, soffice, word_views
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
@@ -113,9 +114,12 @@ def test_the_docx_has_tracked_changes_by_folio_playbook_and_one_comment_per_chan
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         body = z.read("word/document.xml").decode()
         comments = z.read("word/comments.xml").decode()
-    inserted = re.findall(r'<w:ins [^>]*w:author="([^"]+)"', body)
-    deleted = re.findall(r'<w:del [^>]*w:author="([^"]+)"', body)
+    inserted = re.findall(r'<w:ins [^>]*w:author="([^"]+)"[^>]*(?<!/)>', body)  # around text
+    deleted = re.findall(r'<w:del [^>]*w:author="([^"]+)"[^>]*(?<!/)>', body)
     assert inserted == ["Folio playbook"] * 2 and deleted == ["Folio playbook"] * 2
+    # The missing clause's paragraph is new: a paragraph mark is tracked as inserted with it, so that
+    # rejecting it leaves no empty paragraph (the mark before it: the document's last mark cannot go).
+    assert re.findall(r'<w:rPr><w:ins [^>]*w:author="Folio playbook"[^>]*/></w:rPr>', body) != []
     starts = re.findall(r'<w:commentRangeStart w:id="(\d+)"', body)
     ends = re.findall(r'<w:commentRangeEnd w:id="(\d+)"', body)
     refs = re.findall(r'<w:commentReference w:id="(\d+)"', body)
@@ -240,3 +244,179 @@ def test_libreoffice_reads_back_one_change_and_one_comment_per_accepted_finding(
     assert len(read.comments) == 2 and not read.outside and len(read.changes) == 3
     assert {c.author for c in read.comments} == {ch.author for ch in read.changes.values()} == {"Folio playbook"}
     assert "Texas is not among New York" in read.comments[1].text  # the reason, as the comment says it
+
+
+def _accepted(book, found: tuple[Finding, ...]) -> PlaybookReview:  # type: ignore[no-untyped-def]
+    findings = tuple(Finding(**{**f.__dict__, "decision": ACCEPTED}) for f in found)
+    return PlaybookReview(8, book, 1, "Supply Agreement", "ab" * 32, 3, "starter", "cd" * 32, "2025-01-01", "Unfiled",
+                          findings)  # fmt: skip
+
+
+TERM = (
+    "7. Term. This Agreement renews automatically for successive two (2) year terms, the Supplier shall sell "
+    "exclusively to the Customer and shall not compete with the Customer. Notices go by mail."
+)
+ONE_SENTENCE = (  # three findings quote parts of the one sentence of TERM
+    Finding("renewal_term", "not_met", "Two years is more than one year.", "two (2) years", "2 years",
+            "renews automatically for successive two (2) year terms", 3, None, "quoted"),
+    Finding("non_compete", "not_met", "The contract has a non-compete clause (p. 3).", "yes", "",
+            "shall not compete with the Customer", 3, None, "quoted"),
+    Finding("exclusivity", "not_met", "The contract has an exclusivity clause (p. 3).", "yes", "",
+            "sell exclusively to the Customer", 3, None, "quoted"),
+)  # fmt: skip
+
+
+def test_findings_quoting_one_sentence_change_it_once_each_wording_its_own_change(book) -> None:  # type: ignore[no-untyped-def]
+    """Two wordings and a removal on one sentence: the sentence deleted once (under the first finding),
+    the wordings inserted after it in the findings' order, each its own change; the removal shares the
+    deletion. Accepting all reads clean, rejecting all gives the text back character for character."""
+    review = _accepted(book, ONE_SENTENCE)
+    edits = tracked_edits(review, [TextBlock(3, TERM)])
+    (paragraph,) = edits.paragraphs  # nothing proposed after the text: all three were placed
+    renewal, exclusive = book.rule("renewal_term"), book.rule("exclusivity")
+    sentence = TERM.removeprefix("7. Term. ").removesuffix(" Notices go by mail.")
+    assert [(p.kind, p.text, p.change) for p in paragraph] == [
+        ("same", "7. Term. ", None),
+        ("deleted", sentence, 0),
+        ("inserted", renewal.proposed_wording, 0),
+        ("inserted", " " + exclusive.proposed_wording, 2),
+        ("same", " Notices go by mail.", None),
+    ]
+    assert (edits.placed, edits.unplaced, edits.shared) == (3, 0, {1: 0})
+    assert accepted_text(paragraph) == (
+        f"7. Term. {renewal.proposed_wording} {exclusive.proposed_wording} Notices go by mail."
+    )
+    assert rejected_text(paragraph) == TERM
+    assert "also changed for No non-compete, No exclusivity: it is deleted once" in edits.comments[0]
+    assert "also changed for Renewal of at most one year, No exclusivity" in edits.comments[1]
+    # Sentences that only overlap are one span too: a quote across two sentences and one in the second.
+    text = "First one here. The second one. A third."
+    across = Finding("renewal_term", "not_met", "r", quote="one here. The second", page=1)
+    inside = Finding("exclusivity", "not_met", "e", quote="second one", page=1)
+    (both,) = tracked_edits(_accepted(book, (across, inside)), [TextBlock(1, text)]).paragraphs
+    assert [(p.kind, p.change) for p in both] == [("deleted", 0), ("inserted", 0), ("inserted", 1), ("same", None)]
+    assert both[0].text == "First one here. The second one." and rejected_text(both) == text
+
+
+def test_two_findings_on_one_sentence_read_back_from_the_docx(book, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The .docx python-docx reads back: one deletion, two insertions, three comments (the removal's
+    around the shared deletion); accepting all gives the clean paragraph, rejecting all the original."""
+    from app.export import review_docx
+
+    path = tmp_path / "review.docx"
+    path.write_bytes(review_docx(_accepted(book, ONE_SENTENCE), [TextBlock(2, "Preamble."), TextBlock(3, TERM)]))
+    with zipfile.ZipFile(path) as z:
+        body = z.read("word/document.xml").decode()
+    assert len(re.findall(r"<w:delText", body)) == 1 and len(re.findall(r"<w:ins ", body)) == 2
+    assert len(re.findall(r"<w:commentRangeStart ", body)) == 3
+    accepted, rejected = word_views(path)
+    renewal, exclusive = book.rule("renewal_term").proposed_wording, book.rule("exclusivity").proposed_wording
+    assert accepted[-2:] == ["Preamble.", f"7. Term. {renewal} {exclusive} Notices go by mail."]
+    assert rejected[-2:] == ["Preamble.", TERM]
+
+
+REMOVED = "12.3 The Supplier shall not compete with the Customer in any territory."  # one sentence: all of it goes
+PARAGRAPHS = [
+    TextBlock(1, "Preamble. Nothing here changes."),
+    TextBlock(2, REMOVED),
+    TextBlock(3, "13. Law. This Agreement is governed by the laws of the State of Texas."),
+]
+
+
+REMOVALS = ("between", "last", "last, clause added")
+
+
+def _removals(book, case: str) -> tuple[PlaybookReview, list[TextBlock]]:  # type: ignore[no-untyped-def]
+    """The non-compete paragraph removed whole: between two paragraphs, or as the contract's last one;
+    with the missing insurance clause added after the text, or ('last') with nothing after it."""
+    law, _cap, insurance, compete = _review(book).findings
+    compete = Finding(**{**compete.__dict__, "quote": "shall not compete with the Customer", "page": 2})
+    if case == "between":
+        return _accepted(book, (law, insurance, compete)), PARAGRAPHS
+    found = (law, compete) if case == "last" else (law, insurance, compete)
+    return _accepted(book, found), [PARAGRAPHS[0], PARAGRAPHS[2], PARAGRAPHS[1]]
+
+
+def _clean(book, review: PlaybookReview) -> list[str]:  # type: ignore[no-untyped-def]
+    """The text of _removals' review with every change accepted."""
+    added = [book.rule(f.rule_key).proposed_wording for f in review.findings if f.rule_key == "insurance"]
+    return ["Preamble. Nothing here changes.", "13. Law. " + book.rule("governing_law").proposed_wording, *added]
+
+
+@pytest.mark.parametrize("case", REMOVALS)
+def test_a_paragraph_removed_whole_leaves_no_empty_paragraph_when_accepted(book, tmp_path: Path, case: str) -> None:  # type: ignore[no-untyped-def]
+    """Its paragraph mark is a tracked deletion (w:pPr/w:rPr/w:del; at the end the mark before it, as the
+    last mark cannot go): accepting all, no empty paragraph is left where it was; rejecting all gives
+    the contract's paragraphs back exactly, with no empty one where the added clause was."""
+    from app.export import review_docx
+
+    review, blocks = _removals(book, case)
+    edits = tracked_edits(review, blocks)
+    removed = next(p for p in edits.paragraphs if rejected_text(p) == REMOVED)
+    assert [(p.kind, p.text) for p in removed] == [("deleted", REMOVED)]
+    path = tmp_path / "review.docx"
+    path.write_bytes(review_docx(review, blocks))
+    with zipfile.ZipFile(path) as z:
+        body = z.read("word/document.xml").decode()
+    assert len(re.findall(r'<w:pPr><w:rPr><w:del [^>]*w:author="Folio playbook"', body)) == 1
+    accepted, rejected = word_views(path)
+    at = accepted.index("Preamble. Nothing here changes.")
+    assert accepted[at:] == _clean(book, review)  # no empty paragraph
+    assert rejected[at:] == [b.text for b in blocks]
+
+
+@pytest.mark.skipif(soffice() is None, reason="LibreOffice (soffice) is not installed, so the .docx cannot be opened")
+def test_libreoffice_reads_shared_sentences_and_removed_paragraphs_back(book, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """LibreOffice converts the exports headless: each finding's comment holds its own change (the removal
+    on a shared sentence, the shared deletion), nothing is tracked outside a comment, and its own view of
+    the text with every change accepted or rejected is the clean text or the original paragraphs."""
+    from app.export import review_docx
+
+    path = tmp_path / "shared" / "review.docx"
+    path.parent.mkdir()
+    path.write_bytes(review_docx(_accepted(book, ONE_SENTENCE), [TextBlock(3, TERM)]))
+    read = libreoffice_read_back(path)
+    renewal, compete, exclusive = (book.rule(k) for k in ("renewal_term", "non_compete", "exclusivity"))
+    sentence = TERM.removeprefix("7. Term. ").removesuffix(" Notices go by mail.")
+    shown = {c.text.split(":")[0]: [(read.changes[i].kind, read.changes[i].text) for i in c.changes]
+             for c in read.comments}  # fmt: skip
+    assert shown == {
+        renewal.name: [("deletion", sentence), ("insertion", renewal.proposed_wording)],
+        compete.name: [("deletion", sentence)],
+        exclusive.name: [("insertion", exclusive.proposed_wording)],
+    }
+    assert len(read.changes) == 3 and not read.outside
+    assert read.accepted[-1] == f"7. Term. {renewal.proposed_wording} {exclusive.proposed_wording} Notices go by mail."
+    assert read.rejected[-1] == TERM
+    law = book.rule("governing_law")
+    for n, case in enumerate(REMOVALS):
+        review, blocks = _removals(book, case)
+        path = tmp_path / f"removed-{n}" / "review.docx"
+        path.parent.mkdir()
+        path.write_bytes(review_docx(review, blocks))
+        read = libreoffice_read_back(path)
+        at = read.accepted.index("Preamble. Nothing here changes.")
+        assert read.accepted[at:] == _clean(book, review)
+        assert read.rejected[at:] == [b.text for b in blocks]
+        assert not read.outside and len(read.comments) == len(review.proposed())
+        shown = {c.text.split(":")[0]: [(read.changes[i].kind, read.changes[i].text) for i in c.changes]
+                 for c in read.comments}  # fmt: skip
+        assert shown[compete.name] == [("deletion", REMOVED)]  # the paragraph's mark goes with it
+        sentence = "This Agreement is governed by the laws of the State of Texas."
+        assert shown[law.name] == [("deletion", sentence), ("insertion", law.proposed_wording)]
+    # Two removals of one whole paragraph: one deletion (its mark with it), both comments hold it.
+    poaching = replace(compete, key="no_poaching", name="No poaching")
+    two = replace(book, rules=(*book.rules, poaching))
+    finding = _removals(book, "between")[0].findings[-1]  # the non-compete, quoting the paragraph
+    found = (replace(finding, quote="The Supplier shall not compete"), replace(finding, rule_key="no_poaching"))
+    path = tmp_path / "two-removals" / "review.docx"
+    path.parent.mkdir()
+    path.write_bytes(review_docx(_accepted(two, found), PARAGRAPHS))
+    read = libreoffice_read_back(path)
+    assert [[(read.changes[i].kind, read.changes[i].text) for i in c.changes] for c in read.comments] == [
+        [("deletion", REMOVED)]
+    ] * 2
+    assert len(read.changes) == 1 and not read.outside
+    at = read.accepted.index("Preamble. Nothing here changes.")
+    assert read.accepted[at:] == [PARAGRAPHS[0].text, PARAGRAPHS[2].text]
+    assert read.rejected[at:] == [b.text for b in PARAGRAPHS]
