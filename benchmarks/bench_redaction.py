@@ -221,7 +221,7 @@ def names_recall(limit: int, work: Path) -> list[str]:
     lines += ["| --- | ---: | ---: | ---: | ---: | ---: |"]
     session = Session.for_context(ctx)
     try:
-        for set_name in ("tune", "check"):
+        for set_name in ("check", "tune"):  # RESULTS leads with check
             planted_people = offered = other = dropped = 0
             seconds = 0.0
             files = sorted(p for p in SETS[set_name].iterdir() if p.suffix.lower() == ".pdf")[:limit]
