@@ -273,7 +273,7 @@ class ReadAhead:
             if kind in ("unread", "partial"):
                 planned.append(doc)
                 tokens += doc.token_estimate + PROMPT_TOKENS
-        speed = self.tokens_per_s or Conversations(self.ctx.db).reading_speed(model_sha)
+        speed = self.tokens_per_s or Conversations(self.ctx.db).answer_figures(model_sha).read_per_s
         cache_gb = self.ctx.settings.state_cache_gb
         self.last_plan = ReadingPlan(tuple(d.id for d in planned), tokens, left_out, cache_gb, speed)
         return planned

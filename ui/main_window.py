@@ -112,6 +112,8 @@ class MainWindow(QMainWindow):
         self._job: Job | None = None  # while the engine works
         # A question refused as too big for the context, offered other readings once the engine is free.
         self._offer: tuple[AskJob, str, ReadingEstimates | None] | None = None
+        # A matter made current outside the window while the window was busy: followed when the work ends.
+        self._chosen_elsewhere: str | None = None
         self._closed = False
         self._reading_now: tuple[int, ReadState] | None = None  # the document read ahead now, how far
         self._planned: frozenset[int] = frozenset()  # the documents read-ahead's budget holds
@@ -158,7 +160,7 @@ class MainWindow(QMainWindow):
         self.outside.matter_chosen.connect(self._on_matter_chosen_elsewhere)
         self.outside.matters_changed.connect(self._on_matters_changed_elsewhere)
         self.outside.documents_changed.connect(self._on_documents_filed_elsewhere)
-        self.library.matters.matter_chosen.connect(self.use_matter)
+        self.library.matters.matter_chosen.connect(self._on_matter_picked)
         self.library.add_requested.connect(self.open_files)
         self.library.selection_changed.connect(self._on_selection)
         self.library.current_changed.connect(self._on_current_document)
@@ -451,6 +453,14 @@ class MainWindow(QMainWindow):
             self.refresh_library()
             self.library.run_search()
 
+    def _on_matter_picked(self, matter_id: int) -> None:
+        """A matter chosen in the window (the switcher, Matter > New): it wins over one chosen outside
+        while the window was busy, which is then not followed when the work ends, even when this choice
+        is refused for the same work (the user's last word was here, not in the terminal)."""
+        if matter_id != self.ctx.matter_id:
+            self._chosen_elsewhere = None
+        self.use_matter(matter_id)
+
     def _scope(self, matter_id: int) -> None:
         """Point every panel and worker at the matter, and show the matters with it current."""
         self.library.matters.set_matters(Matters(self.ctx.db).all(), matter_id, today_iso())
@@ -461,7 +471,9 @@ class MainWindow(QMainWindow):
 
     def _on_matter_chosen_elsewhere(self, name: str) -> None:
         """`folio matter use NAME` while the window is open: the current matter is one setting, shared, so
-        the window follows when it is free (use_matter says why not), and says so."""
+        the window follows when it is free (use_matter says why not), and says so; busy, it follows once
+        the work is done (the latest choice outside, unless one is made in the window meanwhile)."""
+        self._chosen_elsewhere = None
         matters = Matters(self.ctx.db)
         try:
             matters.by_id(self.ctx.matter_id)
@@ -474,11 +486,20 @@ class MainWindow(QMainWindow):
         self.use_matter(matter.id)
         if self.ctx.matter_id == matter.id:
             self.statusBar().showMessage(f"Now in matter {matter.name!r}, made current outside this window", 8000)
-        else:  # busy here: the window stays where the work is; the user switches when it is done
+        elif self._job is not None or self.matter_menu.purging:
+            # Busy here: the window stays where the work is, and follows once it is done.
+            self._chosen_elsewhere = name
             self.statusBar().showMessage(
-                f"{matter.name!r} was made current outside this window; switch to it here when this work is done",
+                f"{matter.name!r} was made current outside this window; the window switches to it when this "
+                "work is done",
                 15000,
             )
+
+    def _follow_matter_chosen_elsewhere(self) -> None:
+        """The work that kept the window in its matter is done (and no choice it leads to is open): the
+        window now goes to the matter chosen outside meanwhile, if it still exists."""
+        if self._job is None and not self.matter_menu.purging and self._chosen_elsewhere is not None:
+            self._on_matter_chosen_elsewhere(self._chosen_elsewhere)
 
     def _on_matters_changed_elsewhere(self) -> None:
         """A matter opened, renamed, closed or destroyed outside the window: the switcher shows them as
@@ -504,6 +525,7 @@ class MainWindow(QMainWindow):
         self._scope(self.ctx.matter_id)  # Unfiled, when the destroyed matter was the current one
         self.refresh_library()
         self.library.run_search()
+        self._follow_matter_chosen_elsewhere()
 
     # -- library -------------------------------------------------------------------------------
     def refresh_library(self, select: int | None = None, *, quiet: bool = False) -> None:
@@ -548,7 +570,7 @@ class MainWindow(QMainWindow):
             self.ingest_job.emit(files, password)
 
     def _connect_menus(self) -> None:
-        self.matter_menu.matter_changed.connect(self.use_matter)
+        self.matter_menu.matter_changed.connect(self._on_matter_picked)
         self.matter_menu.destroy_requested.connect(self.destroy_matter)
         self.matter_menu.destroyed.connect(self._on_matter_destroyed)
         self.work_menu.extraction_requested.connect(self.run_extraction)
@@ -854,10 +876,12 @@ class MainWindow(QMainWindow):
         review = self.playbook_review
         if job is Job.REVIEW and review is not None and review.finished_status is None:
             review.failed("the review stopped")
-        if self._offer is not None:
+        if self._offer is not None:  # the question's next step first: a matter chosen outside waits for it
             asked, reason, estimates = self._offer
             self._offer = None
             self._offer_readings(asked, reason, estimates)
+        else:
+            self._follow_matter_chosen_elsewhere()
 
     def _on_does_not_fit(self, job: AskJob, reason: str, estimates: ReadingEstimates | None) -> None:
         # What stays on screen if no other reading is chosen. Not the command line's "select fewer
@@ -878,6 +902,8 @@ class MainWindow(QMainWindow):
         dialog = StrategyDialog(self, reason, pages=pages, one_document=len(ids) == 1, estimates=estimates)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.chosen.connect(lambda choice: self._ask_read_as(job, ids, choice))
+        # Closed without a reading chosen (a reading chosen is work: it is followed when that ends).
+        dialog.finished.connect(lambda _result: self._follow_matter_chosen_elsewhere())
         dialog.open()
         return dialog
 

@@ -79,13 +79,20 @@ class ConversationRow:
 @dataclass(frozen=True)
 class AnswerFigures:
     """What a model's last answers took on this computer (all 0: it has answered nothing yet): the
-    tokens it read and the milliseconds reading them, the tokens it wrote and the milliseconds writing."""
+    tokens it read and the milliseconds reading them, the tokens it wrote and the milliseconds writing.
+    Both the read-ahead plan (its time to read) and the estimate of a reading in parts (its times to
+    read and to write, and the usual answer's length) are made from it."""
 
     read_tokens: int = 0
     read_ms: float = 0.0
-    answers: int = 0  # answers that wrote something
+    answers: int = 0  # answers written: a reply read in parts counts each part's (see answer_figures)
     written_tokens: int = 0
     write_ms: float = 0.0
+
+    @property
+    def read_per_s(self) -> float:
+        """Prompt tokens read a second (0: nothing read yet)."""
+        return self.read_tokens / (self.read_ms / 1000) if self.read_tokens > 0 and self.read_ms > 0 else 0.0
 
 
 class Conversations:
@@ -93,14 +100,20 @@ class Conversations:
         self.db = db
 
     def answer_figures(self, model_sha256: str, answers: int = 20) -> AnswerFigures:
-        """The reading and writing of this model's last answers that read or wrote something."""
+        """The reading and writing of this model's last `answers` replies that read or wrote something.
+
+        A reply read in parts (app/passes) holds the figures of all its requests added up: it counts as
+        as many answers as it kept parts (at least one), so that the usual answer, written tokens over
+        answers, stays the length of one request's answer, which is what an estimate multiplies by the
+        answers it will write. Counted as one, a 12-pass reply would be one answer twelve times as long."""
         row = self.db.execute(
             "SELECT sum(CASE WHEN ms > 0 AND read > 0 THEN read END), sum(CASE WHEN ms > 0 AND read > 0 THEN ms END), "
-            "count(CASE WHEN gen_ms > 0 AND written > 0 THEN 1 END), "
+            "sum(CASE WHEN gen_ms > 0 AND written > 0 THEN requests END), "
             "sum(CASE WHEN gen_ms > 0 AND written > 0 THEN written END), "
             "sum(CASE WHEN gen_ms > 0 AND written > 0 THEN gen_ms END) "
             "FROM (SELECT prompt_tokens - coalesce(cached_tokens, 0) AS read, prefill_ms AS ms, "
-            "completion_tokens AS written, generate_ms AS gen_ms FROM messages "
+            "completion_tokens AS written, generate_ms AS gen_ms, "
+            "max((SELECT count(*) FROM answer_parts p WHERE p.message_id = m.id), 1) AS requests FROM messages m "
             "WHERE model_sha256 = ? AND role = 'assistant' AND (prefill_ms > 0 OR generate_ms > 0) "
             "ORDER BY id DESC LIMIT ?)",
             [model_sha256, answers],
@@ -110,16 +123,6 @@ class Conversations:
         return AnswerFigures(
             int(row[0] or 0), float(row[1] or 0.0), int(row[2] or 0), int(row[3] or 0), float(row[4] or 0.0)
         )
-
-    def reading_speed(self, model_sha256: str, answers: int = 20) -> float:
-        """Tokens read per second by this model in the last answers that read something (0: none yet)."""
-        row = self.db.execute(
-            "SELECT sum(read), sum(ms) FROM (SELECT prompt_tokens - coalesce(cached_tokens, 0) AS read, "
-            "prefill_ms AS ms FROM messages WHERE model_sha256 = ? AND prefill_ms > 0 "
-            "AND prompt_tokens > coalesce(cached_tokens, 0) ORDER BY id DESC LIMIT ?)",
-            [model_sha256, answers],
-        ).fetchone()
-        return float(row[0]) / (float(row[1]) / 1000) if row and row[0] and row[1] else 0.0
 
     def create(self, document_ids: list[int], title: str, matter_id: int | None = None) -> int:
         """A new conversation about these documents, in `matter_id` (None: the one matter holding them all)."""

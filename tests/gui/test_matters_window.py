@@ -335,3 +335,51 @@ def test_changes_from_the_command_line_show_in_the_open_window(window, qtbot, co
     assert window.ctx.matter_id == acme and _listed(window) == ["Master Services Agreement"]
     code, out, _ = run_folio("list")
     assert "Master Services Agreement" in out
+
+
+def test_a_matter_chosen_outside_while_the_model_answers_is_followed_when_the_answer_ends(
+    window, qtbot, contract_pdf: Path, beta_pdf: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """`folio matter use` while the REAL starter model answers in the window: the window stays in its
+    matter for the answer, then goes to the matter chosen outside; a matter chosen in the window in
+    between (refused, the model being busy) is the user's last word, and the window stays."""
+    _new_matter(qtbot, window, "Acme v. Beta")
+    _add(qtbot, window, contract_pdf, 1)
+    acme, contract = window.ctx.matter_id, _ids(window)[0]
+    _new_matter(qtbot, window, "Beta merger")
+    _add(qtbot, window, beta_pdf, 1)
+    beta, spa = window.ctx.matter_id, _ids(window)[0]
+    _switch(window, "Acme v. Beta")
+    window.outside.timer.stop()  # the test looks when it means to (the timer would look at any time)
+    combo = window.library.matters.combo
+
+    def ask_and_look(document: int) -> None:
+        window.library.select(document)
+        window.chat.input.setPlainText("Which law governs?")
+        window.chat.send_button.click()
+        assert window._job is not None  # the model works on it until the answer's end reaches the window
+        window.outside.check()
+
+    code, _out, err = run_folio("matter", "use", "Beta merger")
+    assert code == 0, err
+    ask_and_look(contract)
+    assert window.ctx.matter_id == acme and combo.currentText() == "Acme v. Beta"
+    assert window.statusBar().currentMessage() == (
+        "'Beta merger' was made current outside this window; the window switches to it when this work is done"
+    )
+    qtbot.waitUntil(lambda: window._job is None, timeout=300000)
+    assert window.ctx.matter_id == beta and combo.currentText() == "Beta merger"
+    assert _listed(window) == ["beta-spa"]
+    assert window.statusBar().currentMessage() == "Now in matter 'Beta merger', made current outside this window"
+    [asked] = window.conversations.all()
+    assert asked.matter_id == acme and window.conversations.messages(asked.id)[-1].status == "complete"
+
+    # Chosen outside, then in the window (refused while the model answers): the window's choice wins.
+    code, _out, err = run_folio("matter", "use", "Acme v. Beta")
+    assert code == 0, err
+    ask_and_look(spa)
+    assert window.ctx.matter_id == beta
+    _switch(window, "Unfiled")
+    assert window.ctx.matter_id == beta and window.statusBar().currentMessage().startswith("The model is busy")
+    qtbot.waitUntil(lambda: window._job is None, timeout=300000)
+    assert window.ctx.matter_id == beta and combo.currentText() == "Beta merger"

@@ -12,7 +12,7 @@ import pytest
 from app.caches import Readings
 from app.context import AppContext
 from app.passes.estimate import ReadingEstimate, Speed, estimate
-from app.store.conversations import Conversations
+from app.store.conversations import Conversations, KeptPart
 
 MODEL = "a" * 64
 # Qwen2.5-Coder-1.5B on this machine: its read-ahead of a 17,028-token PDF, its free-form answers.
@@ -89,9 +89,9 @@ def test_the_answers_figures_are_those_of_the_model_that_reads(ctx: AppContext, 
     conv = conversations.create([ctx.library.add(lease).document.id], "lease")
     assert conversations.answer_figures(MODEL).read_tokens == 0  # nothing answered yet
 
-    def answer(sha: str, prompt: int, cached: int, prefill: float, written: int, generate: float) -> None:
+    def answer(sha: str, prompt: int, cached: int, prefill: float, written: int, generate: float) -> int:
         conversations.add_message(conv, "user", "When does the lease end?")
-        conversations.add_message(
+        return conversations.add_message(
             conv, "assistant", "On 31 March.", model_sha256=sha, prompt_tokens=prompt, cached_tokens=cached,
             prefill_ms=prefill, completion_tokens=written, generate_ms=generate,
         )  # fmt: skip
@@ -102,7 +102,17 @@ def test_the_answers_figures_are_those_of_the_model_that_reads(ctx: AppContext, 
     figures = conversations.answer_figures(MODEL)
     assert (figures.read_tokens, figures.read_ms) == (17_058, 700_030.0)
     assert (figures.answers, figures.written_tokens, figures.write_ms) == (2, 156, 16_595.0)
-    assert figures.read_tokens / (figures.read_ms / 1000) == pytest.approx(conversations.reading_speed(MODEL))
+    # The read-ahead plan's speed (app/reading.py) is the same figures' tokens over seconds.
+    assert figures.read_per_s == pytest.approx(17_058 / 700.030)
+
+    # A reply read in 3 passes: the figures of its 3 requests added up, 3 answers of ~80 tokens, not one
+    # of 240 (the usual answer an estimate multiplies by the answers it will write).
+    passes = answer(MODEL, 3_000, 0, 120_000.0, 240, 25_000.0)
+    for seq in (1, 2, 3):
+        conversations.update_message(passes, part=KeptPart(seq, f"key {seq}", f"Pass {seq}: the term ends in 2027."))
+    figures = conversations.answer_figures(MODEL)
+    assert (figures.answers, figures.written_tokens) == (5, 396)
+    assert figures.written_tokens / figures.answers == pytest.approx(79.2)
 
 
 def test_reads_ahead_leave_their_speed_in_the_reading_records(ctx: AppContext) -> None:
