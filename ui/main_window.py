@@ -901,13 +901,15 @@ class MainWindow(QMainWindow):
         pages = sum(self.ctx.library.get(i).page_count for i in ids)
         dialog = StrategyDialog(self, reason, pages=pages, one_document=len(ids) == 1, estimates=estimates)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.chosen.connect(lambda choice: self._ask_read_as(job, ids, choice))
+        dialog.chosen.connect(lambda choice: self._ask_read_as(job, ids, choice, estimates))
         # Closed without a reading chosen (a reading chosen is work: it is followed when that ends).
         dialog.finished.connect(lambda _result: self._follow_matter_chosen_elsewhere())
         dialog.open()
         return dialog
 
-    def _ask_read_as(self, job: AskJob, document_ids: list[int], choice: ReadingChoice) -> None:
+    def _ask_read_as(
+        self, job: AskJob, document_ids: list[int], choice: ReadingChoice, estimates: ReadingEstimates | None
+    ) -> None:
         if not self._engine_free():
             return
         self.chat.transcript.drop_last_exchange()  # the refusal on screen: nothing of it was stored
@@ -916,7 +918,9 @@ class MainWindow(QMainWindow):
         # answer replaced or, when the reply did not finish, still there.
         self.talk.regenerating = job.regenerate
         self.chat.begin_answer(job.question, document_ids)
-        self.ask_job.emit(dataclasses.replace(job, strategy=choice.strategy, pages=choice.pages))
+        # The reading chosen as its estimate planned it: the run checks the plan is still this question's.
+        plan = estimates.plan(choice.strategy) if estimates is not None else None
+        self.ask_job.emit(dataclasses.replace(job, strategy=choice.strategy, pages=choice.pages, plan=plan))
 
     def _on_chat_failed(self, reason: str) -> None:
         if self._job is Job.EXTRACT and self.extraction is not None:

@@ -32,6 +32,7 @@ from ingest.progress import ReadProgress
 
 if TYPE_CHECKING:
     from app.passes.estimate import ReadingEstimates
+    from app.passes.plans import Planned
     from app.playbook.review import PlaybookReviewer
 
 
@@ -48,6 +49,7 @@ class AskJob:
     # passes or by the pages a search ranks ('passes' | 'search'), or only these pages of one document.
     strategy: str | None = None
     pages: tuple[int, ...] | None = None
+    plan: Planned | None = None  # the reading as its estimate planned it (app/passes/plans.py)
 
 
 @dataclass(frozen=True)
@@ -169,17 +171,21 @@ class EngineWorker(QObject):
             if job.strategy is not None or job.pages is not None:
                 from app.passes.service import LongQuestion
 
-                LongQuestion(self._svc()).ask(
-                    job.document_ids,
-                    job.question,
-                    pages=job.pages,
-                    strategy=job.strategy,
-                    conversation_id=job.conversation_id,
-                    thinking=job.thinking,
-                    on_event=self._emit,
-                    cancel=token,
-                    regenerate=job.regenerate,
-                )
+                try:
+                    LongQuestion(self._svc()).ask(
+                        job.document_ids,
+                        job.question,
+                        pages=job.pages,
+                        strategy=job.strategy,
+                        conversation_id=job.conversation_id,
+                        thinking=job.thinking,
+                        on_event=self._emit,
+                        cancel=token,
+                        regenerate=job.regenerate,
+                        plan=job.plan,
+                    )
+                except Cancelled:  # stopped while the reading was planned: nothing was read or stored
+                    self.failed.emit("stopped before any page was read")
                 return
             try:
                 self._svc().ask(
@@ -192,11 +198,17 @@ class EngineWorker(QObject):
                     cancel=token,
                 )
             except DoesNotFit as exc:  # asked again too: the old answer stays until another reading is chosen
-                self.does_not_fit.emit(job, one_line(exc), self._estimate(job))
+                try:
+                    estimates = self._estimate(job, token)
+                except Cancelled:  # Stop while the readings were planned: the refusal stands, nothing offered
+                    self.failed.emit(f"{one_line(exc)} (stopped before the other readings were planned)")
+                    return
+                self.does_not_fit.emit(job, one_line(exc), estimates)
 
-    def _estimate(self, job: AskJob) -> ReadingEstimates | None:
-        """How long the readings the window offers would take; None when the selection cannot be
-        planned (a model server, a document gone since): the offer then says the time is unknown."""
+    def _estimate(self, job: AskJob, token: CancelToken) -> ReadingEstimates | None:
+        """How long the readings the window offers would take, with their plans; None when the selection
+        cannot be planned (a model server, a document gone since): the offer then says the time is
+        unknown. The job's Stop ends the planning (Cancelled)."""
         from app.passes.service import LongQuestion
 
         try:
@@ -207,6 +219,7 @@ class EngineWorker(QObject):
                 thinking=job.thinking,
                 regenerate=job.regenerate,
                 on_event=self._emit,
+                cancel=token,
             )
         except USER_ERRORS:
             return None

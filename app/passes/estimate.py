@@ -4,14 +4,16 @@ The tokens come from the plan the reading would run (app/passes/service.py: ever
 prompt, less what the engine's kept states already hold); the speeds come from what this computer
 measured with the model: its last answers (the messages' prefill and generation figures) and the
 documents it read ahead (the reading records). No measurement, no number: the estimate then says the
-time is unknown rather than guess one from the hardware."""
+time is unknown rather than guess one from the hardware. Each estimate carries the plan it counted
+(app/passes/plans.py): the reading chosen from the estimates is run by it, not planned a second time."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.clock import duration_words
+from app.passes.plans import Planned
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,7 @@ class ReadingEstimate:
     answers: int = 0  # answers to write: one per part, and the short one merged from them
     speed: Speed = Speed()
     note: str = ""
+    plan: Planned | None = field(default=None, repr=False, compare=False)  # the reading estimated
 
     @property
     def tokens_to_read(self) -> int:
@@ -102,6 +105,8 @@ def estimate(
     prompt_tokens: Sequence[int],
     kept_tokens: Sequence[int],
     speed: Speed,
+    *,
+    plan: Planned | None = None,
 ) -> ReadingEstimate:
     """The estimate of a reading whose parts hold `prompt_tokens` each, `kept_tokens` of each already
     held by a kept state (a part answered before counts as 0 and 0: it is not asked again)."""
@@ -118,6 +123,7 @@ def estimate(
         kept_tokens=sum(kept_tokens[i] for i in asked if kept_tokens[i] < prompt_tokens[i]),
         answers=parts + merge,
         speed=speed,
+        plan=plan,
     )
 
 
@@ -127,3 +133,8 @@ class ReadingEstimates:
 
     passes: ReadingEstimate
     search: ReadingEstimate
+
+    def plan(self, strategy: str | None) -> Planned | None:
+        """The plan of the reading chosen ('passes' | 'search'; None, pages the user names: not estimated)."""
+        chosen = {"passes": self.passes, "search": self.search}.get(strategy or "")
+        return chosen.plan if chosen is not None else None

@@ -25,8 +25,6 @@ over 30 documents) is what would need them as rows.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
@@ -38,12 +36,13 @@ from app.context import AppContext
 from app.engine.documents import BuildMessages, Documents, ReadDocument, prompt_documents
 from app.engine.progress import Progress
 from app.engine.session import CancelToken, ModelIdentity
-from app.errors import DoesNotFit, FolioError, one_line
+from app.errors import Cancelled, DoesNotFit, FolioError, one_line
 from app.models.registry import ModelRecord
 from app.pages import page_ranges
 from app.passes.coverage import CHOSEN, PASSES, SEARCHED, WHOLE, DocumentReading, footer
 from app.passes.estimate import ReadingEstimate, ReadingEstimates, Speed, estimate
 from app.passes.merge import Answer, Reply, naming_document
+from app.passes.plans import Planned, Request, digest
 from app.passes.windows import Windows, choose_ranked, plan_windows
 from app.store.conversations import KeptPart, MessageRow
 from app.store.library import DocumentRow
@@ -62,19 +61,6 @@ STRATEGIES = ("passes", "search")
 ESTIMATE_SHARE = 0.95
 RANKED_PAGES = 400  # the most pages a word search ranks for one question
 EventSink = Callable[[ChatEvent], None]
-
-
-@dataclass(frozen=True)
-class Request:
-    """One request of a question read in parts: its documents and the pages of each (None: whole)."""
-
-    document_ids: tuple[int, ...]
-    pages: Mapping[int, Collection[int]] | None
-    reading: int | None  # the DocumentReading this request advances (None: all of them, one request)
-    label: str  # the part, as the reply's table names it: 'pages 1-131', 'D2 Lease'
-    part: str  # the part, as the model is told what it reads
-    doc_index: int | None = None  # an answer about this document alone: its citations are renamed [D2 p. 3]
-    tokens: int = 0  # its prompt's exact tokens, as planned
 
 
 class LongQuestion:
@@ -98,18 +84,21 @@ class LongQuestion:
         max_tokens: int | None = None,
         regenerate: bool = False,
         on_event: EventSink | None = None,
+        cancel: CancelToken | None = None,
     ) -> ReadingEstimates:
         """How long reading the selection in passes, or by the pages a search finds, would take: each
         reading planned as `ask` would plan it (its parts and their exact prompts), less what the
         engine's kept states hold and the parts a stopped run answered, at this computer's measured
         speed. For a selection (or `pages` of one document) that does not fit the context whole; a local
-        model only (a server's speed is its own)."""
+        model only (a server's speed is its own). Each estimate carries its plan, for `ask` to read by.
+        `cancel` stops the planning between two measures: Cancelled, and nothing was stored."""
         emit = on_event or (lambda _e: None)
+        token = cancel or CancelToken()
         replaced: int | None = None
         if regenerate:  # the last question again: the conversation before it, as `ask` reads it
             replaced, question = self.chat.asked_again(conversation_id)
         asked = self._asked(
-            document_ids, question, pages, "passes", conversation_id, thinking, max_tokens, replaced, emit
+            document_ids, question, pages, "passes", conversation_id, thinking, max_tokens, replaced, emit, token
         )
         assert asked.measure is not None and asked.who.sha256 is not None  # a server was refused above
         emit(Progress("estimating how long each reading takes"))
@@ -122,14 +111,12 @@ class LongQuestion:
         found: dict[str, ReadingEstimate] = {}
         for strategy in STRATEGIES:
             try:
-                _readings, requests = self._plan(
-                    asked.rows, asked.selections, pages, strategy, asked.question, asked.measure
-                )
+                planned = self._planned(asked, pages, strategy, None)
             except FolioError as exc:  # this reading cannot be done (a search finding none of the words)
                 found[strategy] = ReadingEstimate(strategy, speed=speed, note=one_line(exc))
                 continue
             prompts, kept = [], []
-            for request in requests:
+            for request in planned.requests:
                 if self.chat.conversations.kept_part(run._key(request)) is not None:
                     prompts.append(0)  # answered by a run that was stopped: not asked again
                     kept.append(0)
@@ -139,8 +126,40 @@ class LongQuestion:
                 # A document read whole starts from its kept state (a read ahead, an earlier question).
                 state = readings.state(model_sha, shas[request.document_ids[0]]) if whole else None
                 kept.append(state.done if state is not None and state.kind in ("ready", "partial") else 0)
-            found[strategy] = estimate(strategy, prompts, kept, speed)
+            found[strategy] = estimate(strategy, prompts, kept, speed, plan=planned)
         return ReadingEstimates(found["passes"], found["search"])
+
+    def _planned(
+        self, asked: _Asked, pages: tuple[int, ...] | None, strategy: str | None, plan: Planned | None
+    ) -> Planned:
+        """The reading of the question by `strategy`: `plan` when it was made from all the same (its key),
+        else planned now."""
+        key = self._plan_key(asked, pages, strategy)
+        if plan is not None and plan.key == key:
+            return plan
+        readings, requests = self._plan(asked.rows, asked.selections, pages, strategy, asked.question, asked.measure)
+        return Planned(key, tuple(readings), tuple(requests))
+
+    def _plan_key(self, asked: _Asked, pages: tuple[int, ...] | None, strategy: str | None) -> str:
+        """Everything a plan is made from: the model and the most it can read here (the context, this
+        machine's memory), the question and the conversation before it, each document as stored, the
+        pages chosen, the strategy, the settings and the instructions every request is measured with."""
+        measure = asked.measure
+        return digest(
+            {
+                "model": asked.who.sha256,
+                "limit": measure.limit if measure is not None else None,
+                "images": measure is not None and measure.record.mmproj_path is not None,
+                "question": asked.question,
+                "history": [[m.role, m.content] for m in asked.history],
+                "documents": [[row.id, row.sha256, row.page_count, row.token_estimate] for row in asked.rows],
+                "pages": pages,
+                "strategy": strategy,
+                "think": asked.think,
+                "answer_tokens": asked.answer_tokens,
+                "instructions": [read_text("prompts", "answer.md"), read_text("prompts", "pass.md")],
+            }
+        )
 
     def _speed(self, model_sha: str, answer_tokens: int) -> Speed:
         """The model's speeds measured on this computer: its last answers, and its reads ahead."""
@@ -164,9 +183,10 @@ class LongQuestion:
         max_tokens: int | None,
         replaced: int | None,
         emit: EventSink,
+        cancel: CancelToken,
     ) -> _Asked:
         """The question checked, with its documents, history and settings, and the measure of its
-        requests (None with a model server)."""
+        requests (None with a model server), which `cancel` stops."""
         question = question.strip()
         if strategy is not None and strategy not in STRATEGIES:
             raise FolioError(f"unknown strategy '{strategy}': use {' or '.join(STRATEGIES)}")
@@ -191,7 +211,7 @@ class LongQuestion:
                 raise FolioError("reading in passes or by search needs a local model (a server's context is its own)")
         else:
             emit(Progress("measuring the documents against the model's context"))
-            measure = _Measure(self, who.record, question, history, think, answer_tokens)
+            measure = _Measure(self, who.record, question, history, think, answer_tokens, cancel)
         return _Asked(list(document_ids), question, history, rows, selections, think, answer_tokens, who, measure)
 
     def cancel(self) -> None:
@@ -211,24 +231,31 @@ class LongQuestion:
         on_event: EventSink | None = None,
         cancel: CancelToken | None = None,
         regenerate: bool = False,
+        plan: Planned | None = None,
     ) -> MessageRow:
         """Ask about `pages` of one document, or about documents that may not fit the context together
         (`strategy` 'passes' or 'search'). What fits whole is asked as any question is (ChatService.ask);
         what does not fit, without a strategy, is refused with the planner's line (DoesNotFit).
         `regenerate`: ask the conversation's last question again, read this way; the old exchange goes
-        only with the storing of the new, finished reply (as ChatService.ask does it)."""
+        only with the storing of the new, finished reply (as ChatService.ask does it).
+        `plan`: the plan `estimate` made of this reading, read as it is when made from the same question,
+        selection and settings (else the reading is planned again). A stop (`cancel`) while planning
+        raises Cancelled before anything is stored."""
         emit = on_event or (lambda _e: None)
         token = self._token = cancel or CancelToken()
         replaced: int | None = None
         if regenerate:
             replaced, question = self.chat.asked_again(conversation_id)
         asked = self._asked(
-            document_ids, question, pages, strategy, conversation_id, thinking, max_tokens, replaced, emit
+            document_ids, question, pages, strategy, conversation_id, thinking, max_tokens, replaced, emit, token
         )
         document_ids, question, history = asked.document_ids, asked.question, asked.history
-        rows, selections, think, answer_tokens = asked.rows, asked.selections, asked.think, asked.answer_tokens
+        rows, think, answer_tokens = asked.rows, asked.think, asked.answer_tokens
         who, measure = asked.who, asked.measure
-        if pages is None and (measure is None or measure.fits(measure.tokens(rows, None, ""))):
+        # An estimate's plan was made because the selection did not fit whole, and its key holds all
+        # that decided it: it is not measured again.
+        planned = plan if plan is not None and plan.key == self._plan_key(asked, pages, strategy) else None
+        if planned is None and pages is None and (measure is None or measure.fits(measure.tokens(rows, None, ""))):
             # Everything fits: the question as any other, read whole on top of what was kept.
             return self.chat.ask(
                 document_ids,
@@ -241,7 +268,7 @@ class LongQuestion:
                 regenerate=regenerate,
             )
         matter_id = self.chat.matter_for(document_ids) if conversation_id is None else None
-        readings, requests = self._plan(rows, selections, pages, strategy, question, measure)
+        planned = self._planned(asked, pages, strategy, planned)
         documents = Documents([ReadDocument(row) for row in rows], [], 0)
         exchange = self.chat.begin(
             documents,
@@ -254,9 +281,8 @@ class LongQuestion:
         )
         emit(ChatStarted(exchange.conversation_id, exchange.user_id, exchange.answer_id, who.label, who.demo,
                          tuple(document_ids)))  # fmt: skip
-        run = _Run(
-            self, rows, readings, requests, question, history, think, answer_tokens, emit, token, who.sha256 or ""
-        )
+        run = _Run(self, rows, list(planned.readings), list(planned.requests), question, history, think, answer_tokens,
+                   emit, token, who.sha256 or "")  # fmt: skip
         try:
             run.answer_parts(exchange.answer_id)
             run.synthesise()
@@ -388,8 +414,10 @@ class _Measure:
         history: list[Message],
         think: bool,
         answer_tokens: int,
+        cancel: CancelToken,
     ) -> None:
         self.ctx, self.session = owner.ctx, owner.session
+        self.cancel = cancel
         self.record = record
         self.question, self.history, self.think = question, history, think
         self.answer_tokens = answer_tokens
@@ -416,7 +444,10 @@ class _Measure:
         return self.session.plan(self.record, tokens, self.answer_tokens)
 
     def tokens(self, rows: list[DocumentRow], pages: Mapping[int, Collection[int]] | None, part: str) -> int:
-        """The exact prompt tokens of a request reading these pages of these documents."""
+        """The exact prompt tokens of a request reading these pages of these documents. A stop between
+        two counts ends the planning (Cancelled): each count takes the engine a while on a long document."""
+        if self.cancel.cancelled:
+            raise Cancelled()
         documents = prompt_documents(
             self.ctx, [d.id for d in rows], images=self.record.mmproj_path is not None, pages=pages
         )
@@ -535,7 +566,7 @@ class _Run:
             "answer_tokens": self.answer_tokens,
             "instructions": self.instructions,
         }
-        return hashlib.sha256(json.dumps(what, sort_keys=True).encode("utf-8")).hexdigest()
+        return digest(what)
 
     def _ask(self, request: Request) -> tuple[Answer, str, GenerationStats]:
         rows = [r for r in self.rows if r.id in request.document_ids]

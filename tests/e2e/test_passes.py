@@ -366,3 +366,73 @@ def test_a_question_over_the_whole_matter_reads_its_documents_only(starter_home:
     ).fetchone()
     db.close()
     assert matter == ("Acme supply",)
+
+
+def test_the_reading_estimated_is_the_reading_run_and_a_stop_ends_its_planning(
+    starter_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan an estimate made is the one the run reads by (planning a long document measures every
+    window, seconds of the engine's time); a plan of another question is not taken; and a Stop while a
+    reading is planned ends it before anything is stored."""
+    from app.chat import ChatService
+    from app.context import open_app
+    from app.engine.session import CancelToken, Session
+    from app.errors import Cancelled
+    from app.passes.service import LongQuestion
+
+    # Every exact count of a prompt ('count'), and every request prepared for the model ('prepare',
+    # which counts its own prompt next). `stop` is cancelled at its count, as Stop pressed meanwhile.
+    calls: list[str] = []
+    stop: list[tuple[int, CancelToken]] = []
+    count_tokens, prepare = Session.count_tokens, Session.prepare
+
+    def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append("count")
+        for at, token in stop:
+            if calls.count("count") == at:
+                token.cancel()
+        return count_tokens(self, *args, **kwargs)
+
+    def preparing(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append("prepare")
+        return prepare(self, *args, **kwargs)
+
+    monkeypatch.setattr(Session, "count_tokens", counting)
+    monkeypatch.setattr(Session, "prepare", preparing)
+    _settings(starter_home)
+    ctx = open_app()
+    long = LongQuestion(ChatService(ctx))
+    question = "When is batch 7 delivered?"
+    try:
+        doc = ctx.library.add(_long_pdf(tmp_path)).document
+        offered = long.estimate([doc.id], question)
+        plan = offered.plan("passes")
+        assert plan is not None and len(plan.requests) == offered.passes.parts >= 2
+        assert calls and "prepare" not in calls  # the estimate measured, and asked the model nothing
+
+        calls.clear()
+        message = long.ask([doc.id], question, strategy="passes", plan=plan)
+        # Every count the run made was a request's own prompt: nothing was measured to plan it again.
+        assert all(calls[i - 1] == "prepare" for i, call in enumerate(calls) if call == "count"), calls
+        assert calls.count("prepare") >= len(plan.requests)
+        assert message.status == "complete"
+        windows = _windows(message.text.splitlines()[-1])
+        assert windows == [(r.pages[doc.id][0], r.pages[doc.id][-1]) for r in plan.requests if r.pages]
+
+        stored = ctx.db.execute("SELECT count(*) FROM messages").fetchone()[0]
+        # Another question: its reading is planned again (not read by this plan); Stop while it is.
+        calls.clear()
+        stop[:] = [(2, CancelToken())]
+        with pytest.raises(Cancelled):
+            long.ask([doc.id], "When is batch 3 delivered?", strategy="passes", plan=plan, cancel=stop[0][1])
+        assert "prepare" not in calls  # the model was asked nothing
+        # The estimate stops as well, between two of its measures.
+        calls.clear()
+        stop[:] = [(2, CancelToken())]
+        with pytest.raises(Cancelled):
+            long.estimate([doc.id], question, cancel=stop[0][1])
+        assert calls.count("count") == 2
+        assert ctx.db.execute("SELECT count(*) FROM messages").fetchone()[0] == stored  # nothing half-stored
+    finally:
+        long.chat.close()
+        ctx.close()

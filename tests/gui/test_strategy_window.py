@@ -6,6 +6,7 @@ read anything here), and the answer read in passes (or by the pages the user nam
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -44,9 +45,31 @@ def _answered(qtbot, window):  # type: ignore[no-untyped-def]
     return messages[1]
 
 
+def _calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every exact count of a prompt ('count') and every request prepared for the model ('prepare',
+    which counts its own prompt next), on the window's engine thread."""
+    from app.engine.session import Session
+
+    calls: list[str] = []
+    count_tokens, prepare = Session.count_tokens, Session.prepare
+
+    def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append("count")
+        return count_tokens(self, *args, **kwargs)
+
+    def preparing(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append("prepare")
+        return prepare(self, *args, **kwargs)
+
+    monkeypatch.setattr(Session, "count_tokens", counting)
+    monkeypatch.setattr(Session, "prepare", preparing)
+    return calls
+
+
 def test_a_document_too_big_is_offered_passes_and_the_answer_says_what_was_read(
-    tight_context: Path, window, qtbot, tmp_path: Path
+    tight_context: Path, window, qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
+    calls = _calls(monkeypatch)
     window.add_paths([str(_long_pdf(tmp_path, pages=8))], interactive=False)
     qtbot.waitUntil(lambda: len(window.ctx.library.all()) == 1 and not window._batches, timeout=60000)
     doc = window.ctx.library.all()[0]
@@ -66,8 +89,12 @@ def test_a_document_too_big_is_offered_passes_and_the_answer_says_what_was_read(
     assert dialog.search_time.text() == f"one pass, {unknown}"
     assert dialog.passes.accessibleDescription() == dialog.passes_time.text()
     assert dialog.passes_time.isVisible() and dialog.search_time.isVisible()
+    calls.clear()
     dialog.passes.click()
     answer = _answered(qtbot, window)
+    # The passes are read as the estimate planned them: every count was a request's own prompt.
+    assert calls.count("prepare") >= 2
+    assert all(calls[i - 1] == "prepare" for i, call in enumerate(calls) if call == "count"), calls
     footer = answer.text.splitlines()[-1]
     assert footer.startswith("Read: pages 1-8 in ") and " passes: pages 1-" in footer, footer
     assert f" in {planned.group(1)} passes: " in footer  # the parts estimated are the passes read
@@ -110,3 +137,59 @@ def test_pages_the_user_names_are_checked_then_read(tight_context: Path, window,
     replaced = _answered(qtbot, window)
     assert replaced.id != answer.id and replaced.text.splitlines()[-1] == answer.text.splitlines()[-1]
     assert window.chat.transcript_text().count("When is batch 3 delivered?") == 1
+
+
+def test_stop_while_the_readings_are_estimated_offers_nothing_and_keeps_nothing(
+    tight_context: Path, window, qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    from app.passes.service import LongQuestion
+    from ui.strategy_dialog import StrategyDialog
+
+    # The estimate waits, once started, for the test to press Stop: then it plans, as it would have
+    # when Stop came during its measures (each a count by the engine, seconds on a long document).
+    estimating, pressed = threading.Event(), threading.Event()
+    estimate = LongQuestion.estimate
+
+    def held(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        estimating.set()
+        assert pressed.wait(60)
+        return estimate(self, *args, **kwargs)
+
+    monkeypatch.setattr(LongQuestion, "estimate", held)
+    window.add_paths([str(_long_pdf(tmp_path, pages=8))], interactive=False)
+    qtbot.waitUntil(lambda: len(window.ctx.library.all()) == 1 and not window._batches, timeout=60000)
+    window.library.select(window.ctx.library.all()[0].id)
+    window.chat.input.setPlainText("When is batch 7 delivered?")
+    window.chat.send_button.click()
+    qtbot.waitUntil(estimating.is_set, timeout=120000)
+    window.chat.stop_button.click()
+    pressed.set()
+    qtbot.waitUntil(lambda: window._job is None, timeout=120000)
+    assert not any(d.isVisible() for d in window.findChildren(StrategyDialog))  # Stop: nothing offered
+    shown = window.chat.transcript_text()
+    assert "context limit holds 1,024" in shown and "stopped before the other readings were planned" in shown
+    assert window.conversations.all() == []  # nothing stored
+
+    # Asked again, the readings are planned and offered in full: the stop left nothing half-done.
+    dialog = _ask(qtbot, window, "When is batch 7 delivered?")
+    assert re.fullmatch(r"\d+ parts, time unknown until Folio has read a document with this model",
+                        dialog.passes_time.text())  # fmt: skip
+
+    # Pages the user names are planned when chosen (measured against the context); Stop then too.
+    asking, pressed = threading.Event(), threading.Event()
+    ask = LongQuestion.ask
+
+    def held_ask(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        asking.set()
+        assert pressed.wait(60)
+        return ask(self, *args, **kwargs)
+
+    monkeypatch.setattr(LongQuestion, "ask", held_ask)
+    dialog.page_list.setText("2-3")
+    dialog.choose.click()
+    qtbot.waitUntil(asking.is_set, timeout=60000)
+    window.chat.stop_button.click()
+    pressed.set()
+    qtbot.waitUntil(lambda: window._job is None, timeout=120000)
+    assert "stopped before any page was read" in window.chat.transcript_text()
+    assert window.conversations.all() == []  # nothing stored: no question without its answer
