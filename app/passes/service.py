@@ -16,11 +16,11 @@ naming every page read and every page not read. The turn is stored as the chat s
 (`ChatService.begin`, then the answer row), and the row is updated as each part finishes, so a stop
 or a crash keeps the parts done.
 
-Why the parts live in the answer's text rather than in rows of their own: a table of parts is a
-schema migration, and the window that would show parts apart does not exist yet; the stored text
-already carries each part's claims and citations at their places (the window marks and links them as
-in any answer). A restart that continues from the parts done (issue 31, a kill -9 during a question
-over 30 documents) is what would need them as rows.
+Each part's answer is also kept on its own (answer_parts, under a key of its exact request) in the
+transaction that stores the reply so far: asking the same question again after a stop, an error or a
+crash (a kill -9 during a question over 30 documents) takes the parts done and reads only the rest.
+The reply's text carries each part's claims and citations at their places, so the window marks and
+links them as in any answer.
 """
 
 from __future__ import annotations

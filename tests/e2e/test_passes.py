@@ -19,6 +19,7 @@ import pytest
 
 from tests.conftest import REPO, run_folio
 from tests.fixtures.pdfs import make_text_pdf
+from tests.fixtures.prompt_calls import record_prompt_calls
 
 pytestmark = pytest.mark.e2e
 
@@ -376,29 +377,19 @@ def test_the_reading_estimated_is_the_reading_run_and_a_stop_ends_its_planning(
     reading is planned ends it before anything is stored."""
     from app.chat import ChatService
     from app.context import open_app
-    from app.engine.session import CancelToken, Session
+    from app.engine.session import CancelToken
     from app.errors import Cancelled
     from app.passes.service import LongQuestion
 
-    # Every exact count of a prompt ('count'), and every request prepared for the model ('prepare',
-    # which counts its own prompt next). `stop` is cancelled at its count, as Stop pressed meanwhile.
-    calls: list[str] = []
+    # `stop` is cancelled at its count, as Stop pressed meanwhile.
     stop: list[tuple[int, CancelToken]] = []
-    count_tokens, prepare = Session.count_tokens, Session.prepare
 
-    def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        calls.append("count")
+    def stop_at(n: int) -> None:
         for at, token in stop:
-            if calls.count("count") == at:
+            if n == at:
                 token.cancel()
-        return count_tokens(self, *args, **kwargs)
 
-    def preparing(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        calls.append("prepare")
-        return prepare(self, *args, **kwargs)
-
-    monkeypatch.setattr(Session, "count_tokens", counting)
-    monkeypatch.setattr(Session, "prepare", preparing)
+    calls = record_prompt_calls(monkeypatch, stop_at)
     _settings(starter_home)
     ctx = open_app()
     long = LongQuestion(ChatService(ctx))

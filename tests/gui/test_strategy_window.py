@@ -15,6 +15,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLabel
 
 from tests.e2e.test_passes import _long_pdf, _settings
+from tests.fixtures.prompt_calls import record_prompt_calls
 
 pytestmark = pytest.mark.gui
 
@@ -45,31 +46,10 @@ def _answered(qtbot, window):  # type: ignore[no-untyped-def]
     return messages[1]
 
 
-def _calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every exact count of a prompt ('count') and every request prepared for the model ('prepare',
-    which counts its own prompt next), on the window's engine thread."""
-    from app.engine.session import Session
-
-    calls: list[str] = []
-    count_tokens, prepare = Session.count_tokens, Session.prepare
-
-    def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        calls.append("count")
-        return count_tokens(self, *args, **kwargs)
-
-    def preparing(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        calls.append("prepare")
-        return prepare(self, *args, **kwargs)
-
-    monkeypatch.setattr(Session, "count_tokens", counting)
-    monkeypatch.setattr(Session, "prepare", preparing)
-    return calls
-
-
 def test_a_document_too_big_is_offered_passes_and_the_answer_says_what_was_read(
     tight_context: Path, window, qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
-    calls = _calls(monkeypatch)
+    calls = record_prompt_calls(monkeypatch)
     window.add_paths([str(_long_pdf(tmp_path, pages=8))], interactive=False)
     qtbot.waitUntil(lambda: len(window.ctx.library.all()) == 1 and not window._batches, timeout=60000)
     doc = window.ctx.library.all()[0]
