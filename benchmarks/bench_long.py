@@ -15,16 +15,21 @@ grounding marks that sentence found on the page the needle was planted on. The g
 passes, at least 95% of the needles the whole reading finds on their page are found on their page;
 the search reading is reported beside it.
 
+`--set check` plants the same needles in the contract of contracts_check nearest in length (chosen by its
+page count alone) and reports it in a section of its own: out of sample, never tuned on.
+
 Every model answer goes through bench_extraction_quality's answer cache (keyed by the model, the whole
 prompt, the answer format and the sampling), so a rerun costs no model time and reports the time each
 answer first took. One llama.cpp thread by default (a shared machine).
-Run: .venv/bin/python benchmarks/bench_long.py [--threads N] [--readings whole,passes,search] [--write]
+Run: .venv/bin/python benchmarks/bench_long.py [--set tune|check] [--threads N] [--readings whole,passes,search]
+[--write]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import sys
 import time
@@ -37,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.results import threads, write_section
 
 HEADING = "## Beyond one context: needles read in passes (benchmarks/bench_long.py)"
-CONTRACT = "FTENETWORKS"
+CHECK_HEADING = "## Beyond one context: needles in a check contract (benchmarks/bench_long.py --set check)"
+CONTRACT = "FTENETWORKS"  # the tuning contract the needles and the passes' wording were tried on
 CONTEXT_CAP = 4096  # tokens: a quarter of a window or so of the contract per pass
 READINGS = ("whole", "passes", "search")
 GOAL = 0.95
@@ -179,13 +185,33 @@ def run_reading(reading: str, pdf: Path, pages: dict[str, int], n_threads: int, 
     return outcome
 
 
-def report(outcomes: list[Outcome], pages: dict[str, int], n_threads: int, load: tuple[float, float]) -> list[str]:
+def check_contract(folder: Path, pages: int) -> Path:
+    """The check contract for the out-of-sample run, chosen by length alone (nothing else is looked at):
+    the one whose page count is nearest the tuning contract's, the first by name on a tie."""
+    import pymupdf
+
+    def count(path: Path) -> int:
+        with pymupdf.open(path) as doc:
+            return int(doc.page_count)
+
+    pdfs = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".pdf")
+    return min(pdfs, key=lambda p: (abs(count(p) - pages), p.name))
+
+
+def report(
+    outcomes: list[Outcome],
+    pages: dict[str, int],
+    n_threads: int,
+    load: tuple[float, float],
+    source: tuple[str, str] = (CONTRACT, "contracts_tune"),
+) -> list[str]:
     from benchmarks.eval_model import eval_label
 
+    name, folder = source
     lines = [
-        HEADING,
+        HEADING if folder == "contracts_tune" else CHECK_HEADING,
         "",
-        f"{CONTRACT} (contracts_tune, {pages['']} pages) with {len(NEEDLES)} planted facts on pages "
+        f"{name} ({folder}, {pages['']} pages) with {len(NEEDLES)} planted facts on pages "
         f"{', '.join(str(pages[n.key]) for n in NEEDLES)}; {eval_label()}, {n_threads} llama.cpp thread(s), "
         f"{time.strftime('%Y-%m-%d')}, load average {load[0]:.1f} before and {load[1]:.1f} after. 'passes' and "
         f"'search' ran with the context limit at {CONTEXT_CAP:,} tokens (the contract does not fit); 'whole' in the "
@@ -224,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=threads, default=1, help="llama.cpp threads (default 1)")
     parser.add_argument("--readings", default=",".join(READINGS), help=f"comma-separated: {', '.join(READINGS)}")
+    parser.add_argument("--set", choices=("tune", "check"), default="tune", help="check: needles in a check contract")
     parser.add_argument("--write", action="store_true", help="write the table into benchmarks/RESULTS.md")
     args = parser.parse_args(argv)
     readings = [r for r in args.readings.split(",") if r]
@@ -234,19 +261,27 @@ def main(argv: list[str] | None = None) -> int:
     if source is None:
         print(f"bench_long: no {CONTRACT} contract in {folder}", file=sys.stderr)
         return 1
+    if args.set == "check":  # out of sample: reported, never tuned on
+        import pymupdf
+
+        with pymupdf.open(source) as doc:
+            length = doc.page_count
+        folder = set_folder("check")
+        source = check_contract(folder, length)
+    # The same file name every run: the document's title is part of the prompt, so of the cache key.
+    name = CONTRACT if args.set == "tune" else re.split(r"[ _,]", source.stem)[0]
     load = os.getloadavg()[0]
     work = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-long-{os.getpid()}"
     work.mkdir(parents=True)
     try:
-        # The same file name every run: the document's title is part of the prompt, so of the cache key.
-        pdf, pages = planted(source, work / f"{CONTRACT} - with planted facts.pdf")
+        pdf, pages = planted(source, work / f"{name} - with planted facts.pdf")
         outcomes = [run_reading(r, pdf, pages, args.threads, work) for r in readings]
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    lines = report(outcomes, pages, args.threads, (load, os.getloadavg()[0]))
+    lines = report(outcomes, pages, args.threads, (load, os.getloadavg()[0]), (name, folder.name))
     print("\n".join(lines))
     if args.write:
-        write_section(HEADING, lines)
+        write_section(lines[0], lines)
     return 0
 
 
