@@ -46,7 +46,7 @@ CATEGORY = "Governing Law"
 # The matters, out of sample first; each is one library (FTS5 ranks within what a library holds).
 ROLES = {"check": ("check",), "tune": ("tune", "pdf")}
 GOALS = {"precision": 0.8, "recall": 0.8, "evidence": 0.9}
-_ROW_RE = re.compile(r"^\| D(\d+) .*? \| (.*) \|$")
+_ROW_RE = re.compile(r"^\| D(\d+) (.*?) \| (.*) \|$")
 
 
 @dataclass
@@ -160,8 +160,12 @@ def run_matter(role: str, n_threads: int) -> MatterRun:
         reply = LongQuestion(chat).ask(ids, QUESTION, strategy="passes", on_event=_say(role))
         run.requests, run.asked_now = len(engine.log), sum(1 for _t, a in engine.log if not a.cached)
         order = chat.conversations.get(reply.conversation_id).document_ids  # the reply's D-numbers
-        cells = {int(m.group(1)): m.group(2) for line in reply.text.splitlines() if (m := _ROW_RE.match(line))}
+        rows = {int(m.group(1)): m for line in reply.text.splitlines() if (m := _ROW_RE.match(line))}
+        cells = {k: m.group(3) for k, m in rows.items()}
         for k, doc_id in enumerate(order, start=1):
+            title = " ".join(ctx.library.get(doc_id).title.split()).replace("|", "/")
+            if k in rows and rows[k].group(2) != title:  # a row graded against another contract's label
+                raise SystemExit(f"bench_matter: row D{k} is {rows[k].group(2)!r}, not {title!r}")
             texts = [ctx.library.page_text(doc_id, n) for n in range(1, ctx.library.get(doc_id).page_count + 1)]
             run.rows.append(grade(by_id[doc_id], cells.get(k, ""), cited_pages(reply, k), texts))
         short = reply.text.split("**In short**", 1)
