@@ -378,11 +378,16 @@ def short_correct(contract: Contract, category: str, found: bool, value: str, *,
 
 
 def page_has_evidence(result: DocResult, page: int | None, clauses: list[str]) -> bool:
+    return evidence_on_page(result.page_texts, page, clauses)
+
+
+def evidence_on_page(page_texts: list[str], page: int | None, clauses: list[str]) -> bool:
+    """Page `page` (1-based) holds the start or the end of one of CUAD's evidence texts."""
     from app.citations.quotes import quote_in
 
-    if page is None or not clauses or not 1 <= page <= len(result.page_texts):
+    if page is None or not clauses or not 1 <= page <= len(page_texts):
         return False
-    text = result.page_texts[page - 1]
+    text = page_texts[page - 1]
     for clause in clauses:
         for piece in (clause[:120], clause[-120:]):
             if len(piece) >= 12 and quote_in(piece, text):

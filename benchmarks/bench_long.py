@@ -185,15 +185,16 @@ def run_reading(reading: str, pdf: Path, pages: dict[str, int], n_threads: int, 
     return outcome
 
 
-def check_contract(folder: Path, pages: int) -> Path:
+def check_contract(folder: Path, like: Path) -> Path:
     """The check contract for the out-of-sample run, chosen by length alone (nothing else is looked at):
-    the one whose page count is nearest the tuning contract's, the first by name on a tie."""
+    the one whose page count is nearest that of `like` (the tuning contract), the first by name on a tie."""
     import pymupdf
 
     def count(path: Path) -> int:
         with pymupdf.open(path) as doc:
             return int(doc.page_count)
 
+    pages = count(like)
     pdfs = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".pdf")
     return min(pdfs, key=lambda p: (abs(count(p) - pages), p.name))
 
@@ -262,12 +263,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_long: no {CONTRACT} contract in {folder}", file=sys.stderr)
         return 1
     if args.set == "check":  # out of sample: reported, never tuned on
-        import pymupdf
-
-        with pymupdf.open(source) as doc:
-            length = doc.page_count
         folder = set_folder("check")
-        source = check_contract(folder, length)
+        source = check_contract(folder, source)
     # The same file name every run: the document's title is part of the prompt, so of the cache key.
     name = CONTRACT if args.set == "tune" else re.split(r"[ _,]", source.stem)[0]
     load = os.getloadavg()[0]

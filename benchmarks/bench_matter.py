@@ -66,7 +66,6 @@ class MatterRun:
     asked_now: int = 0  # requests the model answered in this run (the rest came from the answer cache)
     requests: int = 0
     synthesis: str = ""
-    footer: str = ""
 
 
 def states_for(role: str) -> Path:
@@ -97,19 +96,13 @@ def cited_pages(reply: Any, k: int) -> set[int]:
 
 
 def grade(contract: Any, cell: str, pages: set[int], page_texts: list[str]) -> Row:
-    from app.citations.quotes import quote_in
     from app.extraction.plain import says_not_stated
     from app.passes.merge import NOT_FOUND_RE
-    from benchmarks.bench_extraction_quality import short_correct
+    from benchmarks.bench_extraction_quality import evidence_on_page, short_correct
 
     named = bool(cell.strip()) and NOT_FOUND_RE.match(cell) is None and not says_not_stated(cell)
     right = named and short_correct(contract, CATEGORY, True, cell, chat=True)
-    evidence = [c for c in contract.clauses.get(CATEGORY, []) if len(c) >= 12]
-    on = any(
-        1 <= p <= len(page_texts)
-        and any(quote_in(piece, page_texts[p - 1]) for c in evidence for piece in (c[:120], c[-120:]))
-        for p in pages
-    )
+    on = any(evidence_on_page(page_texts, p, contract.clauses.get(CATEGORY, [])) for p in pages)
     return Row(contract, cell, named, right, right and on)
 
 
@@ -156,7 +149,7 @@ def run_matter(role: str, n_threads: int) -> MatterRun:
         by_id = {}
         for contract in contracts:
             by_id[ctx.library.add(contract.path).document.id] = contract
-        ids = [d for d in Matters(ctx.db).document_ids(ctx.matter_id) if d in by_id]
+        ids = [d for d in matters.document_ids(ctx.matter_id) if d in by_id]
         reply = LongQuestion(chat).ask(ids, QUESTION, strategy="passes", on_event=_say(role))
         run.requests, run.asked_now = len(engine.log), sum(1 for _t, a in engine.log if not a.cached)
         order = chat.conversations.get(reply.conversation_id).document_ids  # the reply's D-numbers
@@ -170,7 +163,6 @@ def run_matter(role: str, n_threads: int) -> MatterRun:
             run.rows.append(grade(by_id[doc_id], cells.get(k, ""), cited_pages(reply, k), texts))
         short = reply.text.split("**In short**", 1)
         run.synthesis = short[1].split("\n\n", 1)[0].strip() if len(short) == 2 else ""
-        run.footer = reply.text.rstrip().rsplit("\n\n", 1)[-1]
     finally:
         chat.session.close()
         engine.close()
