@@ -539,7 +539,7 @@ def main_production() -> int:
 
     args = sys.argv[1:]
     pages = int(args[args.index("--pages") + 1]) if "--pages" in args else 200
-    lines = bench_production(CORPUS, contracts(), words, pages, SCAN_DPI)
+    lines = bench_production(CORPUS, contracts(), words, pages, SCAN_DPI, single="--no-single" not in args)
     print("\n".join(lines))
     write_section(PRODUCTION_HEADING, [f"Measured {time.strftime('%Y-%m-%d')}.", "", *lines])
     return 0

@@ -4,9 +4,8 @@ running headers/footers once, comments marked); pages without a usable text laye
 from __future__ import annotations
 
 import threading
-from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,7 +136,7 @@ class _ScanPool:
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix=PAGE_THREAD) if workers > 1 else None
         self._ahead = workers + 1
         self._items: list[_Read | Future[_Read]] = []
-        self._pending: deque[Future[_Read]] = deque()
+        self._pending: set[Future[_Read]] = set()
 
     def __enter__(self) -> _ScanPool:
         return self
@@ -155,11 +154,15 @@ class _ScanPool:
             self._items.append(item())
             ticker.page_done()
             return
+        # Wait for any page to finish, not the oldest: waiting on one slow page (many lines, or read
+        # twice when turned) left the other cores idle once the pages behind it were done (81% of two
+        # cores busy on a 200-page production). Errors surface in results().
         while len(self._pending) >= self._ahead:
-            self._pending.popleft().exception()  # wait for the oldest; its error surfaces in results()
+            done, _running = wait(self._pending, return_when=FIRST_COMPLETED)
+            self._pending.difference_update(done)
         future = self._pool.submit(item)
         future.add_done_callback(lambda _f: ticker.page_done())
-        self._pending.append(future)
+        self._pending.add(future)
         self._items.append(future)
 
     def results(self, name: str) -> list[_Read]:

@@ -38,6 +38,13 @@ if TYPE_CHECKING:
 # median on such pages.
 MAX_SIDE = 2400
 MAX_DPI = 300.0
+# Lines are found on the page at the size it is read (rapidocr's detector only ever enlarges). Finding
+# them on the page shrunk to a 2,000-pixel long side (Det.limit_type "max"; rapidocr still cuts the
+# lines out of the full page) cost nothing on the tuning pages (45 of contracts_pdf and the 3 real
+# scans, tiny models, one thread: 0.64 against 0.79 processor s a page, word recall 99.80% against
+# 99.85%, the scans' 842 words either way), but in the whole reading of the 200-page production of
+# benchmarks/ocr_production.py the real scans lost 2 of their 880 words (839 against 841) for 1.14x the
+# pages per second; words count more than that here.
 # Lines are recognised one at a time, not in rapidocr's batches of 6: a batch pads every line to the
 # widest one in it, and the padding is computed too. Measured on two 200 dpi pages (30 and 81 lines,
 # 1 thread, load 7): 0.84x and 0.89x the processor time of batches of 6; batches of 16 took 1.3x and
