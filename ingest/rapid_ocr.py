@@ -31,20 +31,20 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 # rapidocr shrinks larger images to this long side before detection and cuts the lines it reads out
-# of the shrunk image, so rendering more only costs time. Its own default, 2000, reads an A4 page at
-# 171 dpi, below what small print needs: 9-point typewriter type lost its 'm's ('Naze', 'Agreexent').
-# 2400 keeps A4 and Letter at 200 dpi or more. A 200 dpi image file is read at its own size, where
-# the clean-up's median would thin one-pixel strokes ('Houlevard'): ingest.scan.denoise skips the
-# median on such pages.
-MAX_SIDE = 2400
+# of the shrunk image, so rendering more only costs time. With the small models 2000 lost 9-point
+# typewriter type ('Naze', 'Agreexent') and Folio read at 2400. With the tiny ones, 2000 reads as many
+# words: all 10 contracts_pdf contracts image-only, worst 99.64% against 99.51% at 2400 (Gulf South's
+# typewriter pages 99.91% against 99.95%); 80 pages of contracts_check (out of sample) 99.61% against
+# 99.64%; the real scans 843 words of 880 against 841; and 1.2x the pages per second on the 200-page
+# production (RESULTS.md, 2026-11-29). A 200 dpi image file is read at its own size, where the
+# clean-up's median would thin one-pixel strokes ('Houlevard'): ingest.scan.denoise skips the median
+# on such pages.
+MAX_SIDE = 2000
 MAX_DPI = 300.0
-# Lines are found on the page at the size it is read (rapidocr's detector only ever enlarges). Finding
-# them on the page shrunk to a 2,000-pixel long side (Det.limit_type "max"; rapidocr still cuts the
-# lines out of the full page) cost nothing on the tuning pages (45 of contracts_pdf and the 3 real
-# scans, tiny models, one thread: 0.64 against 0.79 processor s a page, word recall 99.80% against
-# 99.85%, the scans' 842 words either way), but in the whole reading of the 200-page production of
-# benchmarks/ocr_production.py the real scans lost 2 of their 880 words (839 against 841) for 1.14x the
-# pages per second; words count more than that here.
+# Lines are found on the page at the size it is read (rapidocr's detector only ever enlarges). Tried
+# while pages were read at 2,400 pixels: finding lines on the page shrunk to 2,000 (Det.limit_type
+# "max") cost the real scans 2 of their 880 words in the 200-page production; reading the whole page at
+# 2,000 (MAX_SIDE) cost none.
 # Lines are recognised one at a time, not in rapidocr's batches of 6: a batch pads every line to the
 # widest one in it, and the padding is computed too. Measured on two 200 dpi pages (30 and 81 lines,
 # 1 thread, load 7): 0.84x and 0.89x the processor time of batches of 6; batches of 16 took 1.3x and
